@@ -1,0 +1,237 @@
+module;
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <ctime>
+#include <cxxabi.h>
+#include <exception>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <thread>
+#include <typeinfo>
+#include <unistd.h>
+
+module jsonl.writer;
+
+import :engine;
+
+namespace jsonl::detail {
+namespace {
+
+// Rate limit shared by every counted log message: the first, then every 1000th.
+bool at_log_point(std::uint64_t count) noexcept { return count == 1 || count % 1000 == 0; }
+
+std::string demangle(const char* name) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> readable(abi::__cxa_demangle(name, nullptr, nullptr, &status),
+                                                  std::free);
+  return status == 0 && readable ? std::string(readable.get()) : std::string(name);
+}
+
+void validate(const WriterOptions& options) {
+  const std::string& stem = options.file_stem;
+  if (stem.empty() || stem == "." || stem == ".." ||
+      stem.find_first_of(std::string_view("/\0", 2)) != std::string::npos) {
+    throw std::invalid_argument("file stem must name a file inside the output directory: \"" +
+                                stem + "\"");
+  }
+  if (options.queue_size == 0) throw std::invalid_argument("queue size must be at least 1");
+  if (options.batch_size == 0) throw std::invalid_argument("batch size must be at least 1");
+  if (options.shutdown_timeout.count() < 0) {
+    throw std::invalid_argument("shutdown timeout must not be negative");
+  }
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown-host";
+  return name;
+}
+
+std::string utc_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  char text[32];
+  const std::size_t length = std::strftime(text, sizeof text, "%Y%m%dT%H%M%SZ", &utc);
+  return std::string(text, length);
+}
+
+}  // namespace
+
+std::string describe_current_exception() {
+  try {
+    throw;
+  } catch (const std::exception& error) {
+    return demangle(typeid(error).name()) + ": " + error.what();
+  } catch (...) {
+    const std::type_info* type = abi::__cxa_current_exception_type();
+    return (type ? demangle(type->name()) : std::string("unknown exception")) +
+           ": (not a std::exception)";
+  }
+}
+
+WriterEngine::WriterEngine(WriterOptions options) : options_(std::move(options)) {
+  validate(options_);
+  gate_.store(options_.output_dir ? accepting_bit : 0, std::memory_order_relaxed);
+}
+
+bool WriterEngine::enter() noexcept {
+  if (gate_.fetch_add(1, std::memory_order_acquire) & accepting_bit) return true;
+  gate_.fetch_sub(1, std::memory_order_release);
+  ignored_.fetch_add(1, std::memory_order_relaxed);
+  return false;
+}
+
+void WriterEngine::leave() noexcept { gate_.fetch_sub(1, std::memory_order_release); }
+
+bool WriterEngine::reserve_slot() noexcept {
+  if (depth_.fetch_add(1, std::memory_order_relaxed) < options_.queue_size) return true;
+  depth_.fetch_sub(1, std::memory_order_relaxed);
+  queue_full_.fetch_add(1, std::memory_order_relaxed);
+  const std::uint64_t dropped = dropped_records_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (at_log_point(dropped)) {
+    log(LogLevel::warning,
+        "Dropped " + std::to_string(dropped) + " " + options_.subject + " records");
+  }
+  return false;
+}
+
+void WriterEngine::refuse_reserved() noexcept {
+  depth_.fetch_sub(1, std::memory_order_relaxed);
+  queue_full_.fetch_add(1, std::memory_order_relaxed);
+  dropped_records_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void WriterEngine::took(std::size_t records) noexcept {
+  depth_.fetch_sub(records, std::memory_order_relaxed);
+  taken_.fetch_add(records, std::memory_order_relaxed);
+}
+
+void WriterEngine::stop_accepting() noexcept {
+  gate_.fetch_and(~accepting_bit, std::memory_order_acq_rel);
+  // A submit in progress finishes without blocking; wait for the stragglers.
+  while ((gate_.load(std::memory_order_acquire) & ~accepting_bit) != 0) {
+    std::this_thread::yield();
+  }
+}
+
+std::optional<std::filesystem::path> WriterEngine::open_output() {
+  if (!options_.output_dir) return std::nullopt;
+  const std::filesystem::path& directory = *options_.output_dir;
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (!error && !std::filesystem::is_directory(directory, error) && !error) {
+    error = std::make_error_code(std::errc::not_a_directory);
+  }
+  if (error) {
+    log(LogLevel::error, "Disabling " + options_.subject + " JSONL output: cannot create directory '" +
+                             directory.string() + "': " + error.message());
+    return std::nullopt;
+  }
+  return directory / (options_.file_stem + "-" + host_name() + "-" + std::to_string(::getpid()) +
+                      "-" + utc_timestamp() + ".jsonl");
+}
+
+void WriterEngine::count_sanitized() {
+  const std::uint64_t sanitized = sanitized_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (at_log_point(sanitized)) {
+    log(LogLevel::warning, "Sanitized " + std::to_string(sanitized) + " " + options_.subject +
+                               " records carrying unencodable text");
+  }
+}
+
+void WriterEngine::count_malformed(std::string_view error) {
+  malformed_.fetch_add(1, std::memory_order_relaxed);
+  const std::uint64_t dropped = dropped_records_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (at_log_point(dropped)) {
+    log(LogLevel::warning,
+        "Dropped malformed " + options_.subject + " record: " + std::string(error));
+  }
+}
+
+void WriterEngine::count_serialize_errors(std::size_t records, std::string_view description) {
+  serialize_errors_.fetch_add(records, std::memory_order_relaxed);
+  dropped_records_.fetch_add(records, std::memory_order_relaxed);
+  const std::uint64_t events = serialize_error_events_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (at_log_point(events)) {
+    log(LogLevel::error, "Unexpected error serializing " + options_.subject + " record (" +
+                             std::to_string(events) + " so far): " + std::string(description));
+  }
+}
+
+void WriterEngine::count_abandoned(std::size_t records) noexcept {
+  abandoned_.fetch_add(records, std::memory_order_relaxed);
+}
+
+void WriterEngine::count_written(const AppendResult& result, std::size_t records) noexcept {
+  written_.fetch_add(records, std::memory_order_relaxed);
+  lines_.fetch_add(result.lines, std::memory_order_relaxed);
+  bytes_.fetch_add(result.bytes, std::memory_order_relaxed);
+  const auto now = std::chrono::system_clock::now().time_since_epoch();
+  last_append_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count(),
+                        std::memory_order_relaxed);
+}
+
+void WriterEngine::count_write_error(std::size_t records, std::string_view error) {
+  write_errors_.fetch_add(records, std::memory_order_relaxed);
+  dropped_records_.fetch_add(records, std::memory_order_relaxed);
+  if (write_error_events_.fetch_add(1, std::memory_order_relaxed) == 0) {
+    log(LogLevel::warning, "Failed to write " + options_.subject + " JSONL: " + std::string(error));
+  }
+}
+
+void WriterEngine::count_unexpected_write(std::size_t records, std::string_view description) {
+  unexpected_writes_.fetch_add(records, std::memory_order_relaxed);
+  dropped_records_.fetch_add(records, std::memory_order_relaxed);
+  const std::uint64_t events = unexpected_write_events_.fetch_add(1, std::memory_order_relaxed) + 1;
+  if (at_log_point(events)) {
+    log(LogLevel::error, "Unexpected error writing " + options_.subject + " JSONL (" +
+                             std::to_string(events) + " so far): " + std::string(description));
+  }
+}
+
+std::uint64_t WriterEngine::dropped_records() const noexcept {
+  return dropped_records_.load(std::memory_order_relaxed);
+}
+
+WriterStats WriterEngine::stats() const noexcept {
+  const auto load = [](const std::atomic<std::uint64_t>& counter) {
+    return counter.load(std::memory_order_relaxed);
+  };
+  WriterStats stats;
+  stats.written = load(written_);
+  stats.dropped_queue_full = load(queue_full_);
+  stats.dropped_malformed = load(malformed_);
+  stats.dropped_serialize_error = load(serialize_errors_);
+  stats.dropped_write_error = load(write_errors_);
+  stats.dropped_unexpected_write = load(unexpected_writes_);
+  stats.abandoned = load(abandoned_);
+  stats.ignored = load(ignored_);
+  stats.sanitized = load(sanitized_);
+  stats.lines_written = load(lines_);
+  stats.bytes_written = load(bytes_);
+  stats.queue_depth = load(depth_);
+  stats.submitted = stats.ignored + stats.dropped_queue_full + load(taken_) + stats.queue_depth;
+  if (const std::int64_t ns = last_append_ns_.load(std::memory_order_relaxed); ns != 0) {
+    stats.last_append = std::chrono::system_clock::time_point(
+        std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::nanoseconds(ns)));
+  }
+  return stats;
+}
+
+void WriterEngine::log(LogLevel level, std::string_view message) const noexcept {
+  try {
+    if (options_.log_sink) options_.log_sink(level, message);
+  } catch (...) {
+    // A failing sink must not take the writer down with it.
+  }
+}
+
+}  // namespace jsonl::detail

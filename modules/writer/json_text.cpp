@@ -1,0 +1,291 @@
+module;
+
+#include <boost/json.hpp>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+module jsonl.writer;
+
+namespace jsonl {
+namespace {
+
+constexpr char hex_digits[] = "0123456789abcdef";
+
+struct DecodedCodePoint {
+  char32_t code_point;
+  std::size_t length;  // bytes consumed; the maximal subpart when invalid
+  bool valid;
+};
+
+// Decodes one UTF-8 sequence starting at text[0] (a byte >= 0x80), following the
+// Unicode "maximal subpart" practice for invalid input.
+DecodedCodePoint decode_utf8(std::string_view text) noexcept {
+  constexpr DecodedCodePoint invalid_byte{0xFFFD, 1, false};
+  const auto byte = [&](std::size_t i) { return static_cast<unsigned char>(text[i]); };
+  const unsigned char lead = byte(0);
+  std::size_t continuation_bytes;
+  unsigned char low = 0x80;
+  unsigned char high = 0xBF;
+  char32_t code_point;
+  if (lead < 0xC2) {
+    return invalid_byte;
+  } else if (lead < 0xE0) {
+    continuation_bytes = 1;
+    code_point = lead & 0x1F;
+  } else if (lead < 0xF0) {
+    continuation_bytes = 2;
+    code_point = lead & 0x0F;
+    if (lead == 0xE0) low = 0xA0;   // overlong
+    if (lead == 0xED) high = 0x9F;  // surrogates
+  } else if (lead < 0xF5) {
+    continuation_bytes = 3;
+    code_point = lead & 0x07;
+    if (lead == 0xF0) low = 0x90;   // overlong
+    if (lead == 0xF4) high = 0x8F;  // above U+10FFFF
+  } else {
+    return invalid_byte;
+  }
+  for (std::size_t i = 1; i <= continuation_bytes; ++i) {
+    if (i >= text.size()) return {0xFFFD, i, false};
+    const unsigned char next = byte(i);
+    if (next < low || next > high) return {0xFFFD, i, false};
+    low = 0x80;
+    high = 0xBF;
+    code_point = (code_point << 6) | (next & 0x3F);
+  }
+  return {code_point, continuation_bytes + 1, true};
+}
+
+class JsonTextWriter {
+ public:
+  JsonTextWriter(std::string& out, const JsonTextOptions& options) : out_(out), options_(options) {}
+
+  bool sanitized() const noexcept { return sanitized_; }
+
+  void value(const boost::json::value& v, std::size_t depth) {
+    switch (v.kind()) {
+      case boost::json::kind::null:
+        out_ += "null";
+        return;
+      case boost::json::kind::bool_:
+        out_ += v.get_bool() ? "true" : "false";
+        return;
+      case boost::json::kind::int64:
+        integer(v.get_int64());
+        return;
+      case boost::json::kind::uint64:
+        integer(v.get_uint64());
+        return;
+      case boost::json::kind::double_:
+        floating(v.get_double());
+        return;
+      case boost::json::kind::string:
+        string(v.get_string());
+        return;
+      case boost::json::kind::array:
+        array(v.get_array(), depth + 1);
+        return;
+      case boost::json::kind::object:
+        object(v.get_object(), depth + 1);
+        return;
+    }
+  }
+
+ private:
+  void check_depth(std::size_t depth) const {
+    if (depth > options_.max_depth) {
+      throw MalformedRecord("nesting deeper than " + std::to_string(options_.max_depth) +
+                            " levels");
+    }
+  }
+
+  void array(const boost::json::array& items, std::size_t depth) {
+    check_depth(depth);
+    out_ += '[';
+    bool first = true;
+    for (const auto& item : items) {
+      if (!first) out_ += ',';
+      first = false;
+      value(item, depth);
+    }
+    out_ += ']';
+  }
+
+  void object(const boost::json::object& members, std::size_t depth) {
+    check_depth(depth);
+    out_ += '{';
+    bool first = true;
+    for (const auto& member : members) {
+      if (!first) out_ += ',';
+      first = false;
+      string(member.key());
+      out_ += ':';
+      value(member.value(), depth);
+    }
+    out_ += '}';
+  }
+
+  template <class Integer>
+  void integer(Integer number) {
+    char buffer[24];
+    const auto result = std::to_chars(buffer, buffer + sizeof buffer, number);
+    out_.append(buffer, result.ptr);
+  }
+
+  // Python's repr(float), from the shortest round-trip scientific form that to_chars
+  // gives ("-d.ddde+XX", at least two exponent digits, as Python's own).
+  void floating(double number) {
+    if (!std::isfinite(number)) {
+      throw MalformedRecord(std::string("Out of range float values are not JSON compliant: ") +
+                            (std::isnan(number) ? "nan" : number > 0 ? "inf" : "-inf"));
+    }
+    char buffer[32];
+    const auto result =
+        std::to_chars(buffer, buffer + sizeof buffer, number, std::chars_format::scientific);
+    const std::string_view text(buffer, static_cast<std::size_t>(result.ptr - buffer));
+    const std::size_t e_at = text.find('e');
+    int exponent = 0;
+    std::from_chars(text.data() + e_at + (text[e_at + 1] == '+' ? 2 : 1),
+                    text.data() + text.size(), exponent);
+    if (exponent < -4 || exponent >= 16) {
+      out_ += text;
+      return;
+    }
+    std::string_view mantissa = text.substr(0, e_at);
+    if (mantissa.front() == '-') {
+      out_ += '-';
+      mantissa.remove_prefix(1);
+    }
+    char digits[20];
+    std::size_t digit_count = 0;
+    for (char c : mantissa) {
+      if (c != '.') digits[digit_count++] = c;
+    }
+    if (exponent < 0) {
+      out_ += "0.";
+      out_.append(static_cast<std::size_t>(-exponent - 1), '0');
+      out_.append(digits, digit_count);
+      return;
+    }
+    const auto integer_digits = static_cast<std::size_t>(exponent) + 1;
+    if (digit_count <= integer_digits) {
+      out_.append(digits, digit_count);
+      out_.append(integer_digits - digit_count, '0');
+      out_ += ".0";
+    } else {
+      out_.append(digits, integer_digits);
+      out_ += '.';
+      out_.append(digits + integer_digits, digit_count - integer_digits);
+    }
+  }
+
+  void unicode_escape(char32_t unit) {
+    const char escape[6] = {'\\', 'u', hex_digits[(unit >> 12) & 0xF], hex_digits[(unit >> 8) & 0xF],
+                            hex_digits[(unit >> 4) & 0xF], hex_digits[unit & 0xF]};
+    out_.append(escape, sizeof escape);
+  }
+
+  void ascii_escape(unsigned char c) {
+    switch (c) {
+      case '"':
+        out_ += "\\\"";
+        return;
+      case '\\':
+        out_ += "\\\\";
+        return;
+      case '\n':
+        out_ += "\\n";
+        return;
+      case '\r':
+        out_ += "\\r";
+        return;
+      case '\t':
+        out_ += "\\t";
+        return;
+      case '\b':
+        out_ += "\\b";
+        return;
+      case '\f':
+        out_ += "\\f";
+        return;
+      default:
+        if (c == 0x7F && !options_.ensure_ascii) {
+          out_ += static_cast<char>(c);
+        } else {
+          unicode_escape(c);
+        }
+    }
+  }
+
+  void non_ascii(std::string_view rest, std::size_t& consumed) {
+    const DecodedCodePoint decoded = decode_utf8(rest);
+    consumed = decoded.length;
+    if (!decoded.valid) sanitized_ = true;
+    if (!options_.ensure_ascii) {
+      if (decoded.valid) {
+        out_.append(rest.data(), decoded.length);
+      } else {
+        out_ += "\xEF\xBF\xBD";
+      }
+      return;
+    }
+    const char32_t cp = decoded.code_point;
+    if (cp > 0xFFFF) {
+      const char32_t offset = cp - 0x10000;
+      unicode_escape(0xD800 + (offset >> 10));
+      unicode_escape(0xDC00 + (offset & 0x3FF));
+    } else {
+      unicode_escape(cp);
+    }
+  }
+
+  void string(std::string_view text) {
+    out_ += '"';
+    std::size_t run_start = 0;
+    std::size_t i = 0;
+    while (i < text.size()) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+        ++i;
+        continue;
+      }
+      out_.append(text.data() + run_start, i - run_start);
+      if (c < 0x80) {
+        ascii_escape(c);
+        ++i;
+      } else {
+        std::size_t consumed = 0;
+        non_ascii(text.substr(i), consumed);
+        i += consumed;
+      }
+      run_start = i;
+    }
+    out_.append(text.data() + run_start, text.size() - run_start);
+    out_ += '"';
+  }
+
+  std::string& out_;
+  const JsonTextOptions& options_;
+  bool sanitized_ = false;
+};
+
+}  // namespace
+
+bool append_json(const boost::json::value& value, std::string& out,
+                 const JsonTextOptions& options) {
+  JsonTextWriter writer(out, options);
+  writer.value(value, 0);
+  return writer.sanitized();
+}
+
+std::string to_json_text(const boost::json::value& value, const JsonTextOptions& options) {
+  std::string out;
+  append_json(value, out, options);
+  return out;
+}
+
+}  // namespace jsonl

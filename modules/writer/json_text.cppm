@@ -1,0 +1,49 @@
+// JSON text with Python's bytes: what
+//   json.dumps(value, separators=(",", ":"), allow_nan=False, ensure_ascii=...)
+// produces for the same value.
+//
+//   - no whitespace; object members in insertion order;
+//   - strings: \" \\ \n \r \t \b \f in short form, other code points below 0x20 as
+//     \u00xx; with ensure_ascii every code point from 0x7F up as \uxxxx (lowercase hex,
+//     a UTF-16 surrogate pair above 0xFFFF), without it those are written as UTF-8;
+//     an invalid UTF-8 sequence (its maximal subpart) becomes U+FFFD;
+//   - integers in decimal across the int64 and uint64 ranges;
+//   - doubles as Python's repr(float): the shortest digits that round-trip, fixed
+//     notation for decimal exponents -4..15 (with ".0" when there is no fraction),
+//     otherwise d.ddde+XX with at least two exponent digits.
+module;
+
+#include <boost/json/value.hpp>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+export module jsonl.writer:json_text;
+
+export namespace jsonl {
+
+// A record that cannot be represented as a line: a NaN or infinite number, nesting
+// deeper than the limit, or (in a configuration) a record missing what its schema needs.
+// The writer drops such a record alone and counts it as malformed.
+class MalformedRecord : public std::invalid_argument {
+ public:
+  using std::invalid_argument::invalid_argument;
+};
+
+struct JsonTextOptions {
+  bool ensure_ascii = true;
+  // Arrays and objects nested deeper than this make the value malformed, so that no
+  // value can exhaust the stack.
+  std::size_t max_depth = 512;
+};
+
+// Appends `value` as JSON text to `out` and returns whether invalid UTF-8 had to be
+// replaced. Throws MalformedRecord for NaN, infinity or excessive nesting; `out` may then
+// hold part of the text and is the caller's to truncate.
+bool append_json(const boost::json::value& value, std::string& out,
+                 const JsonTextOptions& options = {});
+
+// The JSON text of `value` (throws as append_json).
+std::string to_json_text(const boost::json::value& value, const JsonTextOptions& options = {});
+
+}  // namespace jsonl

@@ -1,0 +1,269 @@
+// JsonlRecordWriter: the bounded, non-blocking JSON Lines writer.
+module;
+
+#include <boost/json/value.hpp>
+#include <tbb/concurrent_queue.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+export module jsonl.writer:record_writer;
+
+import :log;
+import :options;
+import :stats;
+import :format;
+import :layout;
+import :engine;
+
+export namespace jsonl {
+
+// Lifecycle:
+//   constructed  records may already be submitted; they wait in the queue.
+//   start()      creates the output directory, names the file, starts the drain thread
+//                and the write worker. A second call changes nothing. Without an output
+//                directory, or when it cannot be created (one ERROR log, "Disabling
+//                <subject> JSONL output: <error>"), the writer is disabled for good:
+//                queued records are counted as abandoned, later submits as ignored.
+//   close()      stops accepting, then waits up to the shutdown timeout for every record
+//                accepted before it to be written. If the drain outlives the timeout (a
+//                write that never returns), logs WARNING "Timed out flushing <subject>
+//                JSONL; dropping remaining records", cancels the drain, counts what it
+//                held as abandoned, and returns; an append already in progress may finish
+//                later on its own thread. Idempotent; the destructor calls it.
+//
+// start(), close() and path() may be called from any thread; submit() from any number of
+// threads at once, at any time.
+template <class Record = boost::json::value>
+class JsonlRecordWriter : private GroupSerializer<Record> {
+ public:
+  // Throws std::invalid_argument for unusable options (see WriterOptions), or when no
+  // format is given and Record has no default format (only boost::json::value has one).
+  explicit JsonlRecordWriter(
+      WriterOptions options,
+      std::shared_ptr<const RecordFormat<Record>> format = default_format(),
+      std::shared_ptr<const BatchLayout<Record>> layout = std::make_shared<BatchLayout<Record>>())
+      : engine_(std::make_shared<detail::WriterEngine>(std::move(options))),
+        format_(std::move(format)),
+        layout_(std::move(layout)),
+        worker_(engine_) {
+    if (!format_) throw std::invalid_argument("a record format is required");
+    if (!layout_) throw std::invalid_argument("a batch layout is required");
+    // One slot beyond the admission limit is kept for close()'s stop marker.
+    queue_.set_capacity(static_cast<std::ptrdiff_t>(engine_->options().queue_size) + 1);
+  }
+
+  JsonlRecordWriter(const JsonlRecordWriter&) = delete;
+  JsonlRecordWriter& operator=(const JsonlRecordWriter&) = delete;
+
+  ~JsonlRecordWriter() { close(); }
+
+  void start() {
+    const std::lock_guard lock(lifecycle_);
+    if (phase_ != Phase::created) return;
+    file_ = engine_->open_output();
+    if (!file_) {
+      phase_ = Phase::closed;
+      engine_->stop_accepting();
+      abandon_queued();
+      return;
+    }
+    worker_.start();
+    drain_finished_ = drain_done_.get_future();
+    drain_thread_ = std::thread([this] { drain(); });
+    phase_ = Phase::running;
+  }
+
+  // Queues `record` and returns true, or returns false when the writer is not accepting
+  // (counted as ignored) or its queue is full (the newest record, this one, is dropped and
+  // counted; WARNING "Dropped <n> <subject> records" when the shared dropped_records()
+  // counter reaches 1 or a multiple of 1000). Never blocks, never throws, does no I/O
+  // of its own (the log sink is called for that rate-limited warning).
+  bool submit(Record record) noexcept {
+    if (!engine_->enter()) return false;
+    bool accepted = false;
+    if (engine_->reserve_slot()) {
+      try {
+        queue_.push(Slot(std::move(record)));
+        accepted = true;
+      } catch (...) {
+        engine_->refuse_reserved();
+      }
+    }
+    engine_->leave();
+    return accepted;
+  }
+
+  void close() {
+    const std::lock_guard lock(lifecycle_);
+    if (phase_ == Phase::closed) return;
+    engine_->stop_accepting();
+    if (phase_ == Phase::created) {
+      phase_ = Phase::closed;
+      abandon_queued();
+      return;
+    }
+    phase_ = Phase::closed;
+    queue_.push(Slot());  // the stop marker: every accepted record is ahead of it
+    if (drain_finished_.wait_for(engine_->options().shutdown_timeout) !=
+        std::future_status::ready) {
+      engine_->log(LogLevel::warning, "Timed out flushing " + engine_->options().subject +
+                                          " JSONL; dropping remaining records");
+      worker_.cancel();
+    }
+    drain_thread_.join();
+    worker_.stop();
+  }
+
+  // Records lost to a full queue, a malformed record, an unexpected serialization error,
+  // or a failed write: the reference's counter. Abandoned and ignored records appear in
+  // stats() only.
+  std::uint64_t dropped_records() const noexcept { return engine_->dropped_records(); }
+
+  // The file being written; empty before start() and when disabled.
+  std::optional<std::filesystem::path> path() const {
+    const std::lock_guard lock(lifecycle_);
+    return file_;
+  }
+
+  WriterStats stats() const noexcept { return engine_->stats(); }
+
+ private:
+  // An empty slot is the stop marker, which only close() pushes: no record value, not
+  // even a JSON null, can stop the drain.
+  using Slot = std::optional<Record>;
+  enum class Phase { created, running, closed };
+
+  static std::shared_ptr<const RecordFormat<Record>> default_format() {
+    if constexpr (std::is_same_v<Record, boost::json::value>) {
+      return std::make_shared<JsonLineFormat>();
+    } else {
+      return nullptr;
+    }
+  }
+
+  void drain() noexcept {
+    try {
+      drain_batches();
+    } catch (const detail::DrainCancelled&) {
+      abandon_queued();
+    }
+    drain_done_.set_value();
+  }
+
+  void drain_batches() {
+    const std::size_t batch_size = engine_->options().batch_size;
+    std::vector<Record> batch;
+    batch.reserve(batch_size);
+    for (bool stopping = false; !stopping;) {
+      Slot slot;
+      queue_.pop(slot);
+      if (!slot) break;
+      batch.push_back(std::move(*slot));
+      while (batch.size() < batch_size && queue_.try_pop(slot)) {
+        if (!slot) {
+          stopping = true;
+          break;
+        }
+        batch.push_back(std::move(*slot));
+      }
+      engine_->took(batch.size());
+      write_batch_contained(batch);
+      batch.clear();
+    }
+    worker_.wait_idle();
+  }
+
+  // An unexpected error anywhere in a batch's journey to the worker costs the records of
+  // that batch not yet accounted for, never the drain thread. Cancellation goes through.
+  void write_batch_contained(std::vector<Record>& batch) {
+    accounted_ = 0;
+    try {
+      write_batch(batch);
+    } catch (const detail::DrainCancelled&) {
+      throw;
+    } catch (...) {
+      if (batch.size() > accounted_) {
+        engine_->count_serialize_errors(batch.size() - accounted_,
+                                        detail::describe_current_exception());
+      }
+    }
+  }
+
+  void write_batch(std::vector<Record>& batch) {
+    std::vector<FileAppend> appends = layout_->lay_out(batch, *file_, *this);
+    std::erase_if(appends, [](const FileAppend& append) { return append.records == 0; });
+    std::size_t records = 0;
+    for (const FileAppend& append : appends) records += append.records;
+    if (accounted_ + records < batch.size()) {
+      engine_->count_serialize_errors(batch.size() - accounted_ - records,
+                                      "batch layout returned fewer lines than records");
+      accounted_ = batch.size() - records;
+    }
+    if (!appends.empty()) worker_.hand_off({layout_, std::move(appends)});
+    accounted_ = batch.size();
+  }
+
+  FileAppend serialize(std::span<const Record> group, std::filesystem::path file) override {
+    FileAppend append{std::move(file), {}, 0};
+    for (const Record& record : group) {
+      const std::size_t mark = append.bytes.size();
+      try {
+        if (format_->append_line(record, append.bytes)) engine_->count_sanitized();
+        ++append.records;
+        continue;
+      } catch (const std::exception& error) {
+        append.bytes.resize(mark);
+        if (format_->is_malformed(error)) {
+          engine_->count_malformed(error.what());
+        } else {
+          engine_->count_serialize_errors(1, detail::describe_current_exception());
+        }
+      } catch (...) {
+        append.bytes.resize(mark);
+        engine_->count_serialize_errors(1, detail::describe_current_exception());
+      }
+      ++accounted_;
+    }
+    return append;
+  }
+
+  // Counts every record still queued as abandoned. Only after stop_accepting().
+  void abandon_queued() noexcept {
+    std::size_t records = 0;
+    Slot slot;
+    while (queue_.try_pop(slot)) {
+      if (slot) ++records;
+    }
+    engine_->took(records);
+    engine_->count_abandoned(records);
+  }
+
+  std::shared_ptr<detail::WriterEngine> engine_;
+  std::shared_ptr<const RecordFormat<Record>> format_;
+  std::shared_ptr<const BatchLayout<Record>> layout_;
+  tbb::concurrent_bounded_queue<Slot> queue_;
+  detail::WriteWorker worker_;
+  std::size_t accounted_ = 0;  // drain thread: records of the current batch counted or queued to write
+
+  mutable std::mutex lifecycle_;
+  Phase phase_ = Phase::created;
+  std::optional<std::filesystem::path> file_;
+  std::promise<void> drain_done_;
+  std::future<void> drain_finished_;
+  std::thread drain_thread_;
+};
+
+}  // namespace jsonl

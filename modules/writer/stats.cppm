@@ -1,0 +1,46 @@
+// A snapshot of a writer's counters.
+module;
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+
+export module jsonl.writer:stats;
+
+export namespace jsonl {
+
+// Counters are read one by one, not under one lock: the identity
+//   submitted == written + dropped()
+// holds at quiescent points (no submit, append or close in progress), such as after
+// `close` returns.
+struct WriterStats {
+  std::uint64_t submitted = 0;  // every call to submit
+  std::uint64_t written = 0;    // records whose line reached a file
+
+  // Dropped, by reason.
+  std::uint64_t dropped_queue_full = 0;        // refused by submit: the queue was full
+  std::uint64_t dropped_malformed = 0;         // the format says it cannot be represented
+  std::uint64_t dropped_serialize_error = 0;   // the format failed unexpectedly
+  std::uint64_t dropped_write_error = 0;       // in a batch the filesystem refused
+  std::uint64_t dropped_unexpected_write = 0;  // in a batch whose write failed unexpectedly
+  std::uint64_t abandoned = 0;   // accepted, then given up at close (timeout) or at disable
+  std::uint64_t ignored = 0;     // refused by submit: not accepting (no directory,
+                                 // disabled, or closing)
+
+  std::uint64_t sanitized = 0;      // written with invalid UTF-8 replaced by U+FFFD
+  std::uint64_t lines_written = 0;  // newline-terminated lines appended, counting the
+                                    // terminator added to a torn last line
+  std::uint64_t bytes_written = 0;
+  std::uint64_t queue_depth = 0;  // accepted records not yet taken by the drain
+
+  // When the last append reached a file; empty before the first one. A monitor compares
+  // it with the submit counters to tell an idle server from appends that stopped landing.
+  std::optional<std::chrono::system_clock::time_point> last_append;
+
+  std::uint64_t dropped() const noexcept {
+    return dropped_queue_full + dropped_malformed + dropped_serialize_error +
+           dropped_write_error + dropped_unexpected_write + abandoned + ignored;
+  }
+};
+
+}  // namespace jsonl

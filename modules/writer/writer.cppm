@@ -1,0 +1,22 @@
+// Module jsonl.writer: a bounded, non-blocking writer of JSON Lines records.
+//
+// Producers hand records to `JsonlRecordWriter::submit`, which never blocks, throws or
+// does I/O of its own. One drain thread batches queued records and serializes each into
+// one line; one write worker appends each batch to disk with a single write. Every
+// record submitted is accounted for: written, or dropped for a named reason
+// (`WriterStats`).
+//
+// What a configuration may change:
+//   - how a record becomes one line, and which errors mean "malformed" (`RecordFormat`);
+//   - how a batch is laid out on disk (`BatchLayout`);
+//   - the options in `WriterOptions` (directory, file stem, queue and batch sizes,
+//     shutdown timeout, log sink).
+export module jsonl.writer;
+
+export import :log;
+export import :options;
+export import :stats;
+export import :json_text;
+export import :format;
+export import :layout;
+export import :record_writer;
