@@ -57,7 +57,7 @@ AppendResult append_to_file(const std::filesystem::path& file, std::string_view 
                             std::size_t lines) {
   int fd;
   do {
-    fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    fd = ::open(file.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   } while (fd < 0 && errno == EINTR);
   if (fd < 0) throw_errno("open", file);
   const FileDescriptor descriptor(fd);

@@ -30,7 +30,7 @@ struct AppendResult {
   std::size_t lines = 0;  // newline-terminated lines they hold
 };
 
-// Appends `bytes` to `file`: opened with O_WRONLY|O_APPEND|O_CREAT|O_CLOEXEC|O_NOFOLLOW
+// Appends `bytes` to `file`: opened with O_RDWR|O_APPEND|O_CREAT|O_CLOEXEC|O_NOFOLLOW
 // and mode 0644 (before umask) for this append only, so a removed or renamed file is
 // recreated at its name and a symlink planted there is refused. If the file's last byte
 // is not '\n' (an append cut short), a '\n' is written first, so the fragment stays one

@@ -1,0 +1,238 @@
+// What a configuration decides (line format, malformed errors, batch layout), error
+// containment and rate limits, and close() walking away from a stuck write.
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <latch>
+#include <limits>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "test_support.hpp"
+
+import jsonl.writer;
+
+namespace json = boost::json;
+using jsonl::LogLevel;
+using namespace std::chrono_literals;
+
+namespace {
+
+using Log = jsonl_test::LogRecord<LogLevel>;
+
+jsonl::WriterOptions test_options(const std::filesystem::path& directory, Log& log) {
+  return {.output_dir = directory, .file_stem = "test", .subject = "test",
+          .shutdown_timeout = 10s, .log_sink = log.sink()};
+}
+
+bool accounting_holds(const jsonl::WriterStats& stats) {
+  return stats.submitted == stats.written + stats.dropped();
+}
+
+// A record type of a configuration's own, with a format that knows what "malformed" is.
+struct Order {
+  enum class Shape { complete, missing_key, trips_a_bug };
+  int id;
+  Shape shape = Shape::complete;
+};
+
+class MissingKey : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class OrderFormat : public jsonl::RecordFormat<Order> {
+ public:
+  bool append_line(const Order& order, std::string& out) const override {
+    out += "{\"id\":" + std::to_string(order.id);  // partial text, then maybe a throw
+    if (order.shape == Order::Shape::missing_key) throw MissingKey("'price'");
+    if (order.shape == Order::Shape::trips_a_bug) throw std::logic_error("serializer bug");
+    out += "}\n";
+    return false;
+  }
+  bool is_malformed(const std::exception& error) const noexcept override {
+    return dynamic_cast<const MissingKey*>(&error) != nullptr;
+  }
+};
+
+// Fails every other record in serialization (an unexpected error), and every append.
+class FailingEverywhereFormat : public jsonl::JsonLineFormat {
+ public:
+  bool append_line(const json::value& record, std::string& out) const override {
+    if (record.as_object().at("n").as_int64() % 2 == 1) throw std::logic_error("odd record");
+    return JsonLineFormat::append_line(record, out);
+  }
+};
+
+class FailingAppendLayout : public jsonl::BatchLayout<json::value> {
+ public:
+  jsonl::AppendResult append(const jsonl::FileAppend&) const override {
+    throw std::runtime_error("append bug");
+  }
+};
+
+// An append that does not return until the test releases it.
+class StuckLayout : public jsonl::BatchLayout<json::value> {
+ public:
+  struct Gates {
+    std::latch entered{1};
+    std::latch release{1};
+    std::latch returned{1};
+  };
+  explicit StuckLayout(std::shared_ptr<Gates> gates) : gates_(std::move(gates)) {}
+  jsonl::AppendResult append(const jsonl::FileAppend& append) const override {
+    gates_->entered.count_down();
+    gates_->release.wait();
+    const auto result = BatchLayout::append(append);
+    gates_->returned.count_down();
+    return result;
+  }
+
+ private:
+  std::shared_ptr<Gates> gates_;
+};
+
+// A file per record key: the batch is grouped by "key" and each group serialized
+// through the writer's shared step into "<key>.jsonl" beside the writer's file.
+class FilePerKeyLayout : public jsonl::BatchLayout<json::value> {
+ public:
+  std::vector<jsonl::FileAppend> lay_out(std::vector<json::value>& batch,
+                                         const std::filesystem::path& file,
+                                         jsonl::GroupSerializer<json::value>& serialize) const override {
+    const auto key = [](const json::value& record) {
+      return std::string(record.as_object().at("key").as_string());
+    };
+    std::stable_sort(batch.begin(), batch.end(),
+                     [&](const json::value& a, const json::value& b) { return key(a) < key(b); });
+    std::vector<jsonl::FileAppend> appends;
+    for (auto first = batch.begin(); first != batch.end();) {
+      const auto last = std::find_if(first, batch.end(),
+                                     [&](const json::value& record) { return key(record) != key(*first); });
+      appends.push_back(serialize.serialize(std::span<const json::value>(first, last),
+                                            file.parent_path() / (key(*first) + ".jsonl")));
+      first = last;
+    }
+    return appends;
+  }
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(configuration)
+
+BOOST_AUTO_TEST_CASE(configuration_decides_the_line_and_which_errors_are_malformed) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  jsonl::JsonlRecordWriter<Order> writer(test_options(directory.path(), log),
+                                         std::make_shared<OrderFormat>());
+  writer.submit({1});
+  writer.submit({2, Order::Shape::missing_key});
+  writer.submit({3, Order::Shape::trips_a_bug});
+  writer.submit({4});
+  writer.start();
+  writer.close();
+  BOOST_TEST(jsonl_test::read_file(*writer.path()) == "{\"id\":1}\n{\"id\":4}\n");
+  const std::vector<std::string> warnings{"Dropped malformed test record: 'price'"};
+  BOOST_TEST(log.at(LogLevel::warning) == warnings, boost::test_tools::per_element());
+  const auto errors = log.at(LogLevel::error);
+  BOOST_REQUIRE_EQUAL(errors.size(), 1u);
+  BOOST_TEST(jsonl_test::contains(errors[0], "Unexpected error serializing test record"));
+  BOOST_TEST(jsonl_test::contains(errors[0], "std::logic_error: serializer bug"));
+  const auto stats = writer.stats();
+  BOOST_TEST(stats.dropped_malformed == 1u);
+  BOOST_TEST(stats.dropped_serialize_error == 1u);
+  BOOST_TEST(writer.dropped_records() == 2u);
+  BOOST_TEST(accounting_holds(stats));
+}
+
+BOOST_AUTO_TEST_CASE(unexpected_errors_are_logged_first_then_every_thousandth_per_stage) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.batch_size = 1;
+  options.queue_size = 2000;
+  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<FailingEverywhereFormat>(),
+                                    std::make_shared<FailingAppendLayout>());
+  for (int i = 0; i < 2000; ++i) BOOST_TEST(writer.submit(json::object{{"n", i}}));
+  writer.start();
+  writer.close();
+  const auto errors = log.at(LogLevel::error);
+  const auto count = [&](std::string_view stage) {
+    return std::count_if(errors.begin(), errors.end(),
+                         [&](const std::string& message) { return jsonl_test::contains(message, stage); });
+  };
+  BOOST_TEST(count("Unexpected error serializing test record (1 so far)") == 1);
+  BOOST_TEST(count("Unexpected error serializing test record (1000 so far)") == 1);
+  BOOST_TEST(count("Unexpected error writing test JSONL (1 so far)") == 1);
+  BOOST_TEST(count("Unexpected error writing test JSONL (1000 so far)") == 1);
+  BOOST_TEST(errors.size() == 4u);
+  const auto stats = writer.stats();
+  BOOST_TEST(stats.dropped_serialize_error == 1000u);
+  BOOST_TEST(stats.dropped_unexpected_write == 1000u);
+  BOOST_TEST(accounting_holds(stats));
+}
+
+BOOST_AUTO_TEST_CASE(close_cancels_a_write_that_outlives_the_shutdown_timeout) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.batch_size = 2;
+  options.shutdown_timeout = 200ms;
+  auto gates = std::make_shared<StuckLayout::Gates>();
+  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(),
+                                    std::make_shared<StuckLayout>(gates));
+  for (int i = 0; i < 6; ++i) writer.submit(json::object{{"n", i}});
+  writer.start();
+  gates->entered.wait();
+
+  const auto began = std::chrono::steady_clock::now();
+  writer.close();
+  const auto took = std::chrono::steady_clock::now() - began;
+  BOOST_TEST(took >= options.shutdown_timeout);
+  BOOST_TEST(took < options.shutdown_timeout + 2s);
+
+  const std::vector<std::string> warnings{"Timed out flushing test JSONL; dropping remaining records"};
+  BOOST_TEST(log.at(LogLevel::warning) == warnings, boost::test_tools::per_element());
+  BOOST_TEST(log.at(LogLevel::error).empty());  // cancellation is not an unexpected error
+  const auto stats = writer.stats();
+  BOOST_TEST(stats.abandoned == 6u);
+  BOOST_TEST(stats.written == 0u);
+  BOOST_TEST(stats.dropped_serialize_error == 0u);
+  BOOST_TEST(accounting_holds(stats));
+
+  // The abandoned append finishes on its own thread later, and is not counted twice.
+  gates->release.count_down();
+  gates->returned.wait();
+  BOOST_TEST(writer.stats().written == 0u);
+  BOOST_TEST(writer.stats().abandoned == 6u);
+}
+
+BOOST_AUTO_TEST_CASE(layout_spreads_a_batch_over_files_through_the_shared_serializer) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  jsonl::JsonlRecordWriter<> writer(test_options(directory.path(), log),
+                                    std::make_shared<jsonl::JsonLineFormat>(),
+                                    std::make_shared<FilePerKeyLayout>());
+  writer.submit(json::object{{"key", "b"}, {"n", 1}});
+  writer.submit(json::object{{"key", "a"}, {"n", 2}});
+  writer.submit(json::object{{"key", "b"}, {"n", std::numeric_limits<double>::infinity()}});
+  writer.submit(json::object{{"key", "b"}, {"n", 4}});
+  writer.start();
+  writer.close();
+  BOOST_TEST(jsonl_test::read_file(directory.path() / "a.jsonl") == "{\"key\":\"a\",\"n\":2}\n");
+  BOOST_TEST(jsonl_test::read_file(directory.path() / "b.jsonl") ==
+             "{\"key\":\"b\",\"n\":1}\n{\"key\":\"b\",\"n\":4}\n");
+  const auto stats = writer.stats();
+  BOOST_TEST(stats.written == 3u);
+  BOOST_TEST(stats.dropped_malformed == 1u);
+  BOOST_TEST(log.at(LogLevel::warning).size() == 1u);
+  BOOST_TEST(accounting_holds(stats));
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,138 @@
+// Python's bytes: each expected text below is what
+//   json.dumps(value, separators=(",", ":"), allow_nan=False, ensure_ascii=...)
+// gives for the value, derived from the rules in json_text.cppm.
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+import jsonl.writer;
+
+namespace json = boost::json;
+
+namespace {
+
+std::string text(const json::value& value, bool ensure_ascii = true) {
+  return jsonl::to_json_text(value, {.ensure_ascii = ensure_ascii});
+}
+
+json::value nested_arrays(std::size_t depth) {
+  json::value value = json::array{};
+  for (std::size_t i = 1; i < depth; ++i) value = json::array{std::move(value)};
+  return value;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(json_text)
+
+BOOST_AUTO_TEST_CASE(doubles_print_as_python_repr) {
+  const std::vector<std::pair<double, std::string>> cases{
+      {1.0, "1.0"},
+      {0.0, "0.0"},
+      {-0.0, "-0.0"},
+      {-1.5, "-1.5"},
+      {0.1, "0.1"},
+      {0.5, "0.5"},
+      {3.14, "3.14"},
+      {100.0, "100.0"},
+      {1.0 / 3.0, "0.3333333333333333"},
+      {12345.123456, "12345.123456"},
+      {0.0001, "0.0001"},
+      {0.00015, "0.00015"},
+      {0.00001, "1e-05"},
+      {2.5e-05, "2.5e-05"},
+      {1.5e-07, "1.5e-07"},
+      {1e15, "1000000000000000.0"},
+      {9007199254740993.0, "9007199254740992.0"},
+      {1e16, "1e+16"},
+      {1.5e16, "1.5e+16"},
+      {123456789012345678.0, "1.2345678901234568e+17"},
+      {1e22, "1e+22"},
+      {1e100, "1e+100"},
+      {5e-324, "5e-324"},
+      {2.2250738585072014e-308, "2.2250738585072014e-308"},
+      {1.7976931348623157e308, "1.7976931348623157e+308"},
+      {-1.7976931348623157e308, "-1.7976931348623157e+308"},
+  };
+  for (const auto& [number, expected] : cases) BOOST_TEST(text(number) == expected);
+}
+
+BOOST_AUTO_TEST_CASE(integers_print_exactly_across_the_64_bit_ranges) {
+  BOOST_TEST(text(std::int64_t{0}) == "0");
+  BOOST_TEST(text(std::int64_t{-42}) == "-42");
+  BOOST_TEST(text(std::numeric_limits<std::int64_t>::min()) == "-9223372036854775808");
+  BOOST_TEST(text(std::numeric_limits<std::int64_t>::max()) == "9223372036854775807");
+  BOOST_TEST(text(std::numeric_limits<std::uint64_t>::max()) == "18446744073709551615");
+}
+
+BOOST_AUTO_TEST_CASE(literals_and_containers_are_compact) {
+  BOOST_TEST(text(nullptr) == "null");
+  BOOST_TEST(text(true) == "true");
+  BOOST_TEST(text(false) == "false");
+  BOOST_TEST(text(json::array{}) == "[]");
+  BOOST_TEST(text(json::object{}) == "{}");
+  BOOST_TEST(text(json::parse(R"({"b":[1,{"c":null}],"a":{},"z":"s"})")) ==
+             R"({"b":[1,{"c":null}],"a":{},"z":"s"})");
+}
+
+BOOST_AUTO_TEST_CASE(strings_escape_as_python_does) {
+  BOOST_TEST(text("\"\\\n\r\t\b\f") == R"("\"\\\n\r\t\b\f")");
+  BOOST_TEST(text(json::string("\x00\x01\x1f", 3)) == R"("\u0000\u0001\u001f")");
+  BOOST_TEST(text("/ plain ~") == R"("/ plain ~")");
+  BOOST_TEST(text("\x7f") == R"("\u007f")");
+  BOOST_TEST(text("\x7f", false) == "\"\x7f\"");
+  BOOST_TEST(text(json::object{{"k\"\xc3\xa9", 1}}) == R"({"k\"\u00e9":1})");
+}
+
+BOOST_AUTO_TEST_CASE(non_ascii_is_escaped_with_ensure_ascii_and_kept_without) {
+  BOOST_TEST(text("\xc3\xa9") == R"("\u00e9")");
+  BOOST_TEST(text("\xe2\x82\xac") == R"("\u20ac")");
+  BOOST_TEST(text("\xef\xbf\xbf") == R"("\uffff")");
+  BOOST_TEST(text("\xf0\x9f\x98\x80") == R"("\ud83d\ude00")");
+  BOOST_TEST(text("\xf4\x8f\xbf\xbf") == R"("\udbff\udfff")");
+  BOOST_TEST(text("\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", false) ==
+             "\"\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80\"");
+}
+
+BOOST_AUTO_TEST_CASE(invalid_utf8_becomes_replacement_characters) {
+  const std::vector<std::pair<std::string, std::string>> cases{
+      {"a\xff" "b", R"("a\ufffdb")"},
+      {"\xe2\x82", R"("\ufffd")"},                             // truncated: one maximal subpart
+      {"\xe2\x82" "z", R"("\ufffdz")"},
+      {"\xed\xa0\x80", R"("\ufffd\ufffd\ufffd")"},             // an encoded surrogate
+      {"\xc0\xaf", R"("\ufffd\ufffd")"},                       // overlong
+      {"\xf4\x90\x80\x80", R"("\ufffd\ufffd\ufffd\ufffd")"},   // above U+10FFFF
+      {"\x80", R"("\ufffd")"},                                  // lone continuation
+  };
+  for (const auto& [input, expected] : cases) {
+    std::string out;
+    BOOST_TEST(jsonl::append_json(json::string(input), out));
+    BOOST_TEST(out == expected);
+  }
+  std::string out;
+  BOOST_TEST(jsonl::append_json(json::string("a\xff"), out, {.ensure_ascii = false}));
+  BOOST_TEST(out == "\"a\xef\xbf\xbd\"");
+  out.clear();
+  BOOST_TEST(!jsonl::append_json(json::string("valid \xc3\xa9"), out));
+}
+
+BOOST_AUTO_TEST_CASE(nan_and_infinity_are_malformed) {
+  for (const double number : {std::numeric_limits<double>::quiet_NaN(),
+                              std::numeric_limits<double>::infinity(),
+                              -std::numeric_limits<double>::infinity()}) {
+    BOOST_CHECK_THROW(text(json::array{1, number}), jsonl::MalformedRecord);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(nesting_deeper_than_the_limit_is_malformed) {
+  BOOST_TEST(text(nested_arrays(512)) == std::string(512, '[') + std::string(512, ']'));
+  BOOST_CHECK_THROW(text(nested_arrays(513)), jsonl::MalformedRecord);
+  BOOST_CHECK_THROW(text(nested_arrays(100000)), jsonl::MalformedRecord);
+}
+
+BOOST_AUTO_TEST_SUITE_END()

@@ -1,0 +1,429 @@
+// The writer's behaviours, one case each.
+#define BOOST_TEST_MODULE writer
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <barrier>
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <cmath>
+#include <filesystem>
+#include <latch>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <regex>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "test_support.hpp"
+
+import jsonl.writer;
+
+namespace json = boost::json;
+using jsonl::LogLevel;
+using namespace std::chrono_literals;
+
+namespace {
+
+using Log = jsonl_test::LogRecord<LogLevel>;
+
+jsonl::WriterOptions test_options(const std::filesystem::path& directory, Log& log) {
+  return {.output_dir = directory,
+          .file_stem = "test",
+          .subject = "test",
+          .queue_size = 1024,
+          .batch_size = 64,
+          .shutdown_timeout = 10s,
+          .log_sink = log.sink()};
+}
+
+bool accounting_holds(const jsonl::WriterStats& stats) {
+  return stats.submitted == stats.written + stats.dropped();
+}
+
+// The default layout, recording how many lines each append carried.
+class RecordingLayout : public jsonl::BatchLayout<json::value> {
+ public:
+  jsonl::AppendResult append(const jsonl::FileAppend& append) const override {
+    const jsonl::AppendResult result = BatchLayout::append(append);
+    const std::lock_guard lock(mutex_);
+    sizes_.push_back(append.records);
+    appended_.notify_all();
+    return result;
+  }
+  std::vector<std::size_t> sizes() const {
+    const std::lock_guard lock(mutex_);
+    return sizes_;
+  }
+  void wait_for_appends(std::size_t count) const {
+    std::unique_lock lock(mutex_);
+    appended_.wait(lock, [&] { return sizes_.size() >= count; });
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::condition_variable appended_;
+  mutable std::vector<std::size_t> sizes_;
+};
+
+// An appender that throws `Error` for the appends numbered in `failing` (from 0).
+template <class Error>
+class FailingLayout : public jsonl::BatchLayout<json::value> {
+ public:
+  explicit FailingLayout(std::vector<std::size_t> failing) : failing_(std::move(failing)) {}
+  jsonl::AppendResult append(const jsonl::FileAppend& append) const override {
+    std::size_t index;
+    {
+      const std::lock_guard lock(mutex_);
+      index = calls_++;
+    }
+    if (failing_.empty() || std::find(failing_.begin(), failing_.end(), index) != failing_.end()) {
+      if constexpr (std::is_same_v<Error, std::system_error>) {
+        throw std::system_error(EIO, std::generic_category(), "append refused");
+      } else {
+        throw Error("disk gremlin");
+      }
+    }
+    return BatchLayout::append(append);
+  }
+
+ private:
+  std::vector<std::size_t> failing_;  // empty: every append fails
+  mutable std::mutex mutex_;
+  mutable std::size_t calls_ = 0;
+};
+
+json::value numbered(int i) { return json::object{{"n", i}}; }
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(writer)
+
+BOOST_AUTO_TEST_CASE(records_become_one_compact_line_each_in_submission_order) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  jsonl::JsonlRecordWriter<> writer(test_options(directory.path() / "nested" / "out", log));
+  writer.start();
+  const auto file = writer.path();
+  BOOST_REQUIRE(file.has_value());
+  writer.start();
+  BOOST_TEST((writer.path() == file));
+
+  const std::regex name(R"(test-[^/]+-[0-9]+-[0-9]{8}T[0-9]{6}Z\.jsonl)");
+  BOOST_TEST(std::regex_match(file->filename().string(), name), file->filename());
+  BOOST_TEST(file->parent_path() == directory.path() / "nested" / "out");
+
+  std::vector<std::string> expected;
+  for (int i = 0; i < 200; ++i) {
+    const std::string n = std::to_string(i);
+    expected.push_back(R"({"i":)" + n + R"(,"name":"r)" + n + R"(","x":0.5})");
+    BOOST_TEST(writer.submit(json::object{{"i", i}, {"name", "r" + n}, {"x", 0.5}}));
+  }
+  writer.close();
+  BOOST_TEST(jsonl_test::read_lines(*file) == expected, boost::test_tools::per_element());
+  const auto stats = writer.stats();
+  BOOST_TEST(stats.written == 200u);
+  BOOST_TEST(stats.lines_written == 200u);
+  BOOST_TEST(stats.bytes_written == std::filesystem::file_size(*file));
+  BOOST_TEST(stats.last_append.has_value());
+  BOOST_TEST(accounting_holds(stats));
+  BOOST_TEST(log.entries().empty());
+}
+
+BOOST_AUTO_TEST_CASE(json_null_is_a_record_not_a_stop_marker) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  jsonl::JsonlRecordWriter<> writer(test_options(directory.path(), log));
+  writer.start();
+  BOOST_TEST(writer.submit(numbered(1)));
+  BOOST_TEST(writer.submit(nullptr));
+  BOOST_TEST(writer.submit(numbered(2)));
+  writer.close();
+  const std::vector<std::string> expected{R"({"n":1})", "null", R"({"n":2})"};
+  BOOST_TEST(jsonl_test::read_lines(*writer.path()) == expected, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(batches_hold_at_most_batch_size_records) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.batch_size = 4;
+  auto layout = std::make_shared<RecordingLayout>();
+  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(), layout);
+  for (int i = 0; i < 10; ++i) BOOST_TEST(writer.submit(numbered(i)));
+  BOOST_TEST(writer.stats().queue_depth == 10u);
+  writer.start();
+  writer.close();
+  const std::vector<std::size_t> expected{4, 4, 2};
+  BOOST_TEST(layout->sizes() == expected, boost::test_tools::per_element());
+  const auto lines = jsonl_test::read_lines(*writer.path());
+  BOOST_REQUIRE_EQUAL(lines.size(), 10u);
+  for (int i = 0; i < 10; ++i) BOOST_TEST(lines[i] == jsonl::to_json_text(numbered(i)));
+}
+
+BOOST_AUTO_TEST_CASE(full_queue_drops_the_newest_counts_it_and_logs_the_first_drop_only) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.queue_size = 4;
+  jsonl::JsonlRecordWriter<> writer(options);
+  for (int i = 0; i < 4; ++i) BOOST_TEST(writer.submit(numbered(i)));
+  for (int i = 4; i < 4 + 1500; ++i) BOOST_TEST(!writer.submit(numbered(i)));
+  BOOST_TEST(writer.dropped_records() == 1500u);
+  const std::vector<std::string> warnings{"Dropped 1 test records", "Dropped 1000 test records"};
+  BOOST_TEST(log.at(LogLevel::warning) == warnings, boost::test_tools::per_element());
+
+  writer.start();
+  writer.close();
+  const std::vector<std::string> kept{R"({"n":0})", R"({"n":1})", R"({"n":2})", R"({"n":3})"};
+  BOOST_TEST(jsonl_test::read_lines(*writer.path()) == kept, boost::test_tools::per_element());
+  const auto stats = writer.stats();
+  BOOST_TEST(stats.dropped_queue_full == 1500u);
+  BOOST_TEST(stats.submitted == 1504u);
+  BOOST_TEST(accounting_holds(stats));
+}
+
+BOOST_AUTO_TEST_CASE(record_json_cannot_represent_is_dropped_alone_and_logged_once) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  jsonl::JsonlRecordWriter<> writer(test_options(directory.path(), log));
+  writer.submit(numbered(1));
+  writer.submit(json::object{{"latency", std::numeric_limits<double>::quiet_NaN()}});
+  writer.submit(numbered(2));
+  writer.start();
+  writer.close();
+  const std::vector<std::string> expected{R"({"n":1})", R"({"n":2})"};
+  BOOST_TEST(jsonl_test::read_lines(*writer.path()) == expected, boost::test_tools::per_element());
+  const auto warnings = log.at(LogLevel::warning);
+  BOOST_REQUIRE_EQUAL(warnings.size(), 1u);
+  BOOST_TEST(warnings[0] ==
+             "Dropped malformed test record: Out of range float values are not JSON compliant: nan");
+  BOOST_TEST(log.at(LogLevel::error).empty());
+  BOOST_TEST(writer.stats().dropped_malformed == 1u);
+  BOOST_TEST(writer.dropped_records() == 1u);
+  BOOST_TEST(accounting_holds(writer.stats()));
+}
+
+BOOST_AUTO_TEST_CASE(invalid_utf8_costs_one_character_not_the_record) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  jsonl::JsonlRecordWriter<> writer(test_options(directory.path(), log));
+  writer.submit(json::object{{"text", "ok\xff!"}});
+  writer.submit(json::object{{"text", "fine"}});
+  writer.start();
+  writer.close();
+  const std::vector<std::string> expected{R"({"text":"ok\ufffd!"})", R"({"text":"fine"})"};
+  BOOST_TEST(jsonl_test::read_lines(*writer.path()) == expected, boost::test_tools::per_element());
+  BOOST_TEST(writer.stats().sanitized == 1u);
+  BOOST_TEST(writer.stats().written == 2u);
+  const std::vector<std::string> warnings{"Sanitized 1 test records carrying unencodable text"};
+  BOOST_TEST(log.at(LogLevel::warning) == warnings, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(unexpected_write_failure_costs_one_batch_not_the_drain) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.batch_size = 2;
+  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(),
+                                    std::make_shared<FailingLayout<std::runtime_error>>(
+                                        std::vector<std::size_t>{0}));
+  for (int i = 0; i < 6; ++i) writer.submit(numbered(i));
+  writer.start();
+  writer.close();
+  const std::vector<std::string> expected{R"({"n":2})", R"({"n":3})", R"({"n":4})", R"({"n":5})"};
+  BOOST_TEST(jsonl_test::read_lines(*writer.path()) == expected, boost::test_tools::per_element());
+  const auto errors = log.at(LogLevel::error);
+  BOOST_REQUIRE_EQUAL(errors.size(), 1u);
+  BOOST_TEST(jsonl_test::contains(errors[0], "Unexpected error writing test JSONL"));
+  BOOST_TEST(jsonl_test::contains(errors[0], "std::runtime_error: disk gremlin"));
+  BOOST_TEST(writer.stats().dropped_unexpected_write == 2u);
+  BOOST_TEST(writer.dropped_records() == 2u);
+  BOOST_TEST(accounting_holds(writer.stats()));
+}
+
+BOOST_AUTO_TEST_CASE(filesystem_refused_append_drops_the_batch_and_warns_once) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.batch_size = 2;
+  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(),
+                                    std::make_shared<FailingLayout<std::system_error>>(
+                                        std::vector<std::size_t>{0, 2}));
+  for (int i = 0; i < 6; ++i) writer.submit(numbered(i));
+  writer.start();
+  writer.close();
+  const std::vector<std::string> expected{R"({"n":2})", R"({"n":3})"};
+  BOOST_TEST(jsonl_test::read_lines(*writer.path()) == expected, boost::test_tools::per_element());
+  const auto warnings = log.at(LogLevel::warning);
+  BOOST_REQUIRE_EQUAL(warnings.size(), 1u);
+  BOOST_TEST(jsonl_test::contains(warnings[0], "Failed to write test JSONL: append refused"));
+  BOOST_TEST(log.at(LogLevel::error).empty());
+  BOOST_TEST(writer.stats().dropped_write_error == 4u);
+  BOOST_TEST(writer.dropped_records() == 4u);
+  BOOST_TEST(accounting_holds(writer.stats()));
+}
+
+BOOST_AUTO_TEST_CASE(planted_symlink_at_the_file_name_is_refused) {
+  jsonl_test::ScratchDirectory directory;
+  jsonl_test::ScratchDirectory elsewhere;
+  Log log;
+  jsonl::JsonlRecordWriter<> writer(test_options(directory.path(), log));
+  writer.start();
+  const auto target = elsewhere.path() / "victim";
+  std::filesystem::create_symlink(target, *writer.path());
+  writer.submit(numbered(1));
+  writer.close();
+  BOOST_TEST(!std::filesystem::exists(target));
+  BOOST_TEST(std::filesystem::is_symlink(*writer.path()));
+  const auto warnings = log.at(LogLevel::warning);
+  BOOST_REQUIRE_EQUAL(warnings.size(), 1u);
+  BOOST_TEST(jsonl_test::contains(warnings[0], "Failed to write test JSONL"));
+  BOOST_TEST(writer.stats().dropped_write_error == 1u);
+  BOOST_TEST(accounting_holds(writer.stats()));
+}
+
+BOOST_AUTO_TEST_CASE(close_writes_every_queued_record_then_ignores_submit) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.batch_size = 8;
+  jsonl::JsonlRecordWriter<> writer(options);
+  writer.start();
+  for (int i = 0; i < 500; ++i) BOOST_TEST(writer.submit(numbered(i)));
+  writer.close();
+  BOOST_TEST(jsonl_test::read_lines(*writer.path()).size() == 500u);
+  BOOST_TEST(!writer.submit(numbered(500)));
+  writer.close();
+  const auto stats = writer.stats();
+  BOOST_TEST(stats.written == 500u);
+  BOOST_TEST(stats.ignored == 1u);
+  BOOST_TEST(stats.submitted == 501u);
+  BOOST_TEST(writer.dropped_records() == 0u);
+  BOOST_TEST(accounting_holds(stats));
+}
+
+BOOST_AUTO_TEST_CASE(writer_without_output_directory_does_nothing) {
+  const auto threads = [] {
+    return std::distance(std::filesystem::directory_iterator("/proc/self/task"),
+                         std::filesystem::directory_iterator{});
+  };
+  Log log;
+  jsonl::WriterOptions options{.log_sink = log.sink()};
+  jsonl::JsonlRecordWriter<> writer(options);
+  const auto before = threads();
+  writer.start();
+  BOOST_TEST(threads() == before);
+  BOOST_TEST(!writer.submit(numbered(1)));
+  BOOST_TEST(!writer.path().has_value());
+  writer.close();
+  BOOST_TEST(log.entries().empty());
+  BOOST_TEST(writer.stats().ignored == 1u);
+  BOOST_TEST(accounting_holds(writer.stats()));
+}
+
+BOOST_AUTO_TEST_CASE(output_directory_that_cannot_be_created_disables_the_writer) {
+  jsonl_test::ScratchDirectory directory;
+  const auto blocker = directory.path() / "a-file";
+  { std::ofstream(blocker) << "not a directory"; }
+  Log log;
+  jsonl::JsonlRecordWriter<> writer(test_options(blocker / "sub", log));
+  BOOST_TEST(writer.submit(numbered(1)));
+  writer.start();
+  writer.start();
+  const auto errors = log.at(LogLevel::error);
+  BOOST_REQUIRE_EQUAL(errors.size(), 1u);
+  BOOST_TEST(jsonl_test::contains(errors[0], "Disabling test JSONL output: "));
+  BOOST_TEST(jsonl_test::contains(errors[0], "sub"));
+  BOOST_TEST(!writer.path().has_value());
+  BOOST_TEST(!writer.submit(numbered(2)));
+  writer.close();
+  const auto stats = writer.stats();
+  BOOST_TEST(stats.abandoned == 1u);
+  BOOST_TEST(stats.ignored == 1u);
+  BOOST_TEST(accounting_holds(stats));
+  BOOST_TEST(log.entries().size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(submits_from_several_threads_lose_nothing) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.queue_size = 256;
+  jsonl::JsonlRecordWriter<> writer(options);
+  writer.start();
+  constexpr int producers = 4;
+  constexpr int per_producer = 20000;
+  std::barrier go(producers);
+  std::vector<std::jthread> threads;
+  for (int p = 0; p < producers; ++p) {
+    threads.emplace_back([&, p] {
+      go.arrive_and_wait();
+      for (int i = 0; i < per_producer; ++i) writer.submit(json::object{{"p", p}, {"i", i}});
+    });
+  }
+  threads.clear();
+  writer.close();
+  const auto stats = writer.stats();
+  BOOST_TEST(stats.submitted == std::uint64_t{producers * per_producer});
+  BOOST_TEST(accounting_holds(stats));
+  BOOST_TEST(stats.dropped_queue_full == writer.dropped_records());
+  const auto lines = jsonl_test::read_lines(*writer.path());
+  BOOST_TEST(lines.size() == stats.written);
+  std::vector<std::int64_t> last(producers, -1);
+  bool in_order = true;
+  for (const auto& line : lines) {
+    const auto record = json::parse(line).as_object();
+    const auto p = record.at("p").as_int64();
+    const auto i = record.at("i").as_int64();
+    in_order = in_order && i > last[p];
+    last[p] = i;
+  }
+  BOOST_TEST(in_order);
+}
+
+BOOST_AUTO_TEST_CASE(file_removed_while_running_is_recreated_at_its_name) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto layout = std::make_shared<RecordingLayout>();
+  jsonl::JsonlRecordWriter<> writer(test_options(directory.path(), log),
+                                    std::make_shared<jsonl::JsonLineFormat>(), layout);
+  writer.submit(numbered(1));
+  writer.start();
+  const auto file = *writer.path();
+  std::filesystem::path moved = directory.path() / "rotated.jsonl";
+  layout->wait_for_appends(1);
+  std::filesystem::rename(file, moved);
+  writer.submit(numbered(2));
+  writer.close();
+  BOOST_TEST(jsonl_test::read_file(moved) == "{\"n\":1}\n");
+  BOOST_TEST(jsonl_test::read_file(file) == "{\"n\":2}\n");
+}
+
+BOOST_AUTO_TEST_CASE(torn_last_line_is_terminated_before_the_next_batch) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  jsonl::JsonlRecordWriter<> writer(test_options(directory.path(), log));
+  writer.start();
+  { std::ofstream(*writer.path(), std::ios::binary) << "{\"torn"; }
+  writer.submit(numbered(1));
+  writer.close();
+  BOOST_TEST(jsonl_test::read_file(*writer.path()) == "{\"torn\n{\"n\":1}\n");
+  BOOST_TEST(writer.stats().lines_written == 2u);
+  BOOST_TEST(writer.stats().written == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(stem_that_could_escape_the_directory_is_rejected) {
+  for (const std::string stem : {std::string(), std::string("."), std::string(".."),
+                                 std::string("a/b"), std::string("a\0b", 3)}) {
+    jsonl::WriterOptions options{.output_dir = "/tmp", .file_stem = stem};
+    BOOST_CHECK_THROW(jsonl::JsonlRecordWriter<>{options}, std::invalid_argument);
+  }
+}
+
+BOOST_AUTO_TEST_SUITE_END()
