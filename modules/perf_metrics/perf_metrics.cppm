@@ -1,0 +1,67 @@
+// Module jsonl.perf_metrics: the performance-metrics configuration of the JSONL writer.
+//
+// A serving app builds one raw record per completed request (worker records with a
+// "server" phase; disaggregated ones with "disagg" plus "ctx"/"gen" phases) and submits
+// it. Each record is shaped into the published schema on the drain thread, then written
+// with Python's json.dumps bytes, so files match the reference server's byte for byte.
+module;
+
+#include <boost/json/value.hpp>
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+export module jsonl.perf_metrics;
+
+export import jsonl.writer;
+
+export namespace jsonl {
+
+inline constexpr std::size_t perf_metrics_queue_size = 1024;
+inline constexpr std::size_t perf_metrics_batch_size = 64;
+inline constexpr std::chrono::milliseconds perf_metrics_shutdown_timeout{5000};
+inline constexpr std::string_view perf_metrics_subject = "performance metrics";
+
+// A key the schema needs is missing. what() names it as Python's KeyError prints it:
+// "'server'". Malformed: the record is dropped with a WARNING, never an ERROR.
+class MissingKey : public MalformedRecord {
+ public:
+  explicit MissingKey(std::string_view key);
+};
+
+// The options of a performance-metrics writer for `server_kind`: stem
+// "perf_metrics-<server_kind>", subject "performance metrics", and the queue, batch and
+// timeout constants above. Adjust them before constructing the writer.
+WriterOptions perf_metrics_options(std::optional<std::filesystem::path> output_dir,
+                                   std::string_view server_kind, LogSink log_sink = log_to_stderr);
+
+// Shapes a raw per-request record the way the reference's _jsonl_record does: the worker
+// schema (request_id, perf_metrics, ctx_request_id?, time_breakdown_metrics?, status,
+// disagg_request_id?) or the disaggregated one (ctx_server, gen_server, disagg_* times,
+// status, ctx_perf_metrics?, gen_perf_metrics?, disagg_request_id?). request_id is
+// converted as Python's int() would (within the 64-bit range) and kept when it cannot be.
+// Throws MissingKey for a key the schema needs, MalformedRecord for a value of the wrong
+// JSON type where an object is needed, and std::overflow_error for an infinite
+// request_id (as int(inf) raises OverflowError: an unexpected error, as in the reference).
+boost::json::value shape_perf_metrics_record(const boost::json::value& record);
+
+// Shapes, then writes Python-exact compact JSON plus '\n'.
+class PerfMetricsFormat : public RecordFormat<boost::json::value> {
+ public:
+  bool append_line(const boost::json::value& record, std::string& out) const override;
+};
+
+// The writer a serving app owns. Thread-safety, blocking and accounting are
+// JsonlRecordWriter's; see jsonl.writer.
+class PerfMetricsJsonlWriter : public JsonlRecordWriter<boost::json::value> {
+ public:
+  PerfMetricsJsonlWriter(std::optional<std::filesystem::path> output_dir,
+                         std::string_view server_kind, LogSink log_sink = log_to_stderr);
+  // With options from perf_metrics_options, possibly adjusted.
+  explicit PerfMetricsJsonlWriter(WriterOptions options);
+};
+
+}  // namespace jsonl
