@@ -174,6 +174,7 @@ void WriterEngine::count_written(const AppendResult& result, std::size_t records
   written_.fetch_add(records, std::memory_order_relaxed);
   lines_.fetch_add(result.lines, std::memory_order_relaxed);
   bytes_.fetch_add(result.bytes, std::memory_order_relaxed);
+  appends_.fetch_add(1, std::memory_order_relaxed);
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   last_append_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count(),
                         std::memory_order_relaxed);
@@ -217,6 +218,7 @@ WriterStats WriterEngine::stats() const noexcept {
   stats.sanitized = load(sanitized_);
   stats.lines_written = load(lines_);
   stats.bytes_written = load(bytes_);
+  stats.appends = load(appends_);
   stats.queue_depth = load(depth_);
   stats.submitted = stats.ignored + stats.dropped_queue_full + load(taken_) + stats.queue_depth;
   if (const std::int64_t ns = last_append_ns_.load(std::memory_order_relaxed); ns != 0) {

@@ -94,6 +94,7 @@ class WriterEngine {
   std::atomic<std::uint64_t> written_{0};
   std::atomic<std::uint64_t> lines_{0};
   std::atomic<std::uint64_t> bytes_{0};
+  std::atomic<std::uint64_t> appends_{0};
   std::atomic<std::int64_t> last_append_ns_{0};
 };
 

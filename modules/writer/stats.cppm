@@ -31,6 +31,8 @@ struct WriterStats {
   std::uint64_t lines_written = 0;  // newline-terminated lines appended, counting the
                                     // terminator added to a torn last line
   std::uint64_t bytes_written = 0;
+  std::uint64_t appends = 0;      // appends that reached a file (written / appends is the
+                                  // mean batch size)
   std::uint64_t queue_depth = 0;  // accepted records not yet taken by the drain
 
   // When the last append reached a file; empty before the first one. A monitor compares

@@ -161,6 +161,7 @@ BOOST_AUTO_TEST_CASE(batches_hold_at_most_batch_size_records) {
   writer.close();
   const std::vector<std::size_t> expected{4, 4, 2};
   BOOST_TEST(layout->sizes() == expected, boost::test_tools::per_element());
+  BOOST_TEST(writer.stats().appends == 3u);
   const auto lines = jsonl_test::read_lines(*writer.path());
   BOOST_REQUIRE_EQUAL(lines.size(), 10u);
   for (int i = 0; i < 10; ++i) BOOST_TEST(lines[i] == jsonl::to_json_text(numbered(i)));
