@@ -22,7 +22,7 @@ set(previous_path "")
 function(emit case_path)
   set(test "${TEST_NAME}/${case_path}")
   string(APPEND content "add_test([==[${test}]==] [==[${TEST_EXECUTABLE}]==] [==[--run_test=${case_path}]==] --log_level=test_suite)\n")
-  string(APPEND content "set_tests_properties([==[${test}]==] PROPERTIES LABELS [==[${TEST_NAME}]==])\n")
+  string(APPEND content "list(APPEND jsonl_discovered_tests [==[${test}]==])\n")
   set(content "${content}" PARENT_SCOPE)
 endfunction()
 

@@ -77,6 +77,24 @@ class FailingAppendLayout : public jsonl::BatchLayout<json::value> {
   }
 };
 
+// A layout that fails to lay out the first batch.
+class FirstBatchLayoutFails : public jsonl::BatchLayout<json::value> {
+ public:
+  std::vector<jsonl::FileAppend> lay_out(std::vector<json::value>& batch,
+                                         const std::filesystem::path& file,
+                                         jsonl::GroupSerializer<json::value>& serialize) const override {
+    if (first_) {
+      first_ = false;
+      serialize.serialize(batch, file);  // serialized, then lost: the layout's bug
+      throw std::length_error("layout bug");
+    }
+    return BatchLayout::lay_out(batch, file, serialize);
+  }
+
+ private:
+  mutable bool first_ = true;  // the drain thread's alone
+};
+
 // An append that does not return until the test releases it.
 class StuckLayout : public jsonl::BatchLayout<json::value> {
  public:
@@ -176,6 +194,24 @@ BOOST_AUTO_TEST_CASE(unexpected_errors_are_logged_first_then_every_thousandth_pe
   BOOST_TEST(stats.dropped_serialize_error == 1000u);
   BOOST_TEST(stats.dropped_unexpected_write == 1000u);
   BOOST_TEST(accounting_holds(stats));
+}
+
+BOOST_AUTO_TEST_CASE(unexpected_error_laying_out_a_batch_costs_that_batch_not_the_drain) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.batch_size = 2;
+  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(),
+                                    std::make_shared<FirstBatchLayoutFails>());
+  for (int i = 0; i < 4; ++i) writer.submit(json::object{{"n", i}});
+  writer.start();
+  writer.close();
+  BOOST_TEST(jsonl_test::read_file(*writer.path()) == "{\"n\":2}\n{\"n\":3}\n");
+  const auto errors = log.at(LogLevel::error);
+  BOOST_REQUIRE_EQUAL(errors.size(), 1u);
+  BOOST_TEST(jsonl_test::contains(errors[0], "std::length_error: layout bug"));
+  BOOST_TEST(writer.stats().dropped_serialize_error == 2u);
+  BOOST_TEST(accounting_holds(writer.stats()));
 }
 
 BOOST_AUTO_TEST_CASE(close_cancels_a_write_that_outlives_the_shutdown_timeout) {
