@@ -1,0 +1,36 @@
+// Writes a few performance-metrics records (one malformed) through an installed jsonl,
+// then checks the file and the counters. Exit status 0 when all is as expected.
+#include <boost/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+
+import jsonl.writer;
+import jsonl.perf_metrics;
+
+int main(int argc, char** argv) {
+  const std::filesystem::path directory = argc > 1 ? argv[1] : "consumer_out";
+  jsonl::PerfMetricsJsonlWriter writer(directory, "server");
+  writer.start();
+  for (int id = 1; id <= 3; ++id) {
+    writer.submit(boost::json::object{
+        {"request_id", std::to_string(id)},
+        {"phases", boost::json::object{{"server", boost::json::object{{"first_iter", id}}}}}});
+  }
+  writer.submit(boost::json::object{{"request_id", "4"}});  // no phases: malformed
+  writer.close();
+
+  const jsonl::WriterStats stats = writer.stats();
+  std::ifstream file(*writer.path());
+  std::string line;
+  int lines = 0;
+  while (std::getline(file, line)) ++lines;
+  const bool ok = stats.written == 3 && stats.dropped_malformed == 1 && lines == 3 &&
+                  writer.dropped_records() == 1 && jsonl::to_json_text(boost::json::value(1.0)) == "1.0";
+  std::cout << (ok ? "consumer OK: " : "consumer FAILED: ") << lines << " lines in "
+            << writer.path()->string() << '\n';
+  return ok ? EXIT_SUCCESS : EXIT_FAILURE;
+}

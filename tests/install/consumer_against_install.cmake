@@ -1,0 +1,83 @@
+# Installs the build (to a prefix, or as a .deb unpacked into a scratch root), then
+# configures, builds and runs examples/consumer against what was installed.
+#   -D MODE=prefix|deb -D BUILD_DIR=... -D SOURCE_DIR=... -D SCRATCH=...
+#   -D CXX_COMPILER=... -D SCAN_DEPS=... -D CXX_FLAGS=... -D LINKER_FLAGS=...
+function(run)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
+  if(NOT result EQUAL 0)
+    list(JOIN ARGN " " command)
+    message(FATAL_ERROR "failed (${result}): ${command}\n${output}")
+  endif()
+  set(run_output "${output}" PARENT_SCOPE)
+endfunction()
+
+# Every installed file with its hash, to compare two installs.
+function(snapshot root out)
+  file(GLOB_RECURSE files RELATIVE "${root}" "${root}/*")
+  list(SORT files)
+  set(lines "")
+  foreach(file IN LISTS files)
+    file(SHA256 "${root}/${file}" hash)
+    string(APPEND lines "${file} ${hash}\n")
+  endforeach()
+  set(${out} "${lines}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE "${SCRATCH}")
+file(MAKE_DIRECTORY "${SCRATCH}")
+
+if(MODE STREQUAL "prefix")
+  set(root "${SCRATCH}/prefix")
+  run("${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${root}")
+  snapshot("${root}" first)
+  run("${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${root}")
+  snapshot("${root}" second)
+  if(NOT first STREQUAL second)
+    message(FATAL_ERROR "a second install changed the prefix:\n${first}\n---\n${second}")
+  endif()
+  set(prefix "${root}")
+elseif(MODE STREQUAL "deb")
+  run(cpack -G DEB -B "${SCRATCH}/package" --config "${BUILD_DIR}/CPackConfig.cmake")
+  file(GLOB debs "${SCRATCH}/package/*.deb")
+  list(LENGTH debs count)
+  if(NOT count EQUAL 1)
+    message(FATAL_ERROR "expected one .deb, found: ${debs}")
+  endif()
+  run(dpkg-deb -f "${debs}" Depends)
+  foreach(dependency IN ITEMS libboost-json1.83-dev libtbb-dev)
+    if(NOT run_output MATCHES "${dependency}")
+      message(FATAL_ERROR "the .deb does not depend on ${dependency}: ${run_output}")
+    endif()
+  endforeach()
+  set(root "${SCRATCH}/root")
+  run(dpkg -x "${debs}" "${root}")
+  set(prefix "${root}/usr")
+else()
+  message(FATAL_ERROR "MODE must be prefix or deb")
+endif()
+
+# Nothing of this machine's build or source tree may leak into the installed package.
+file(GLOB_RECURSE cmake_files "${prefix}/*.cmake")
+if(NOT cmake_files)
+  message(FATAL_ERROR "no CMake package files installed under ${prefix}")
+endif()
+foreach(file IN LISTS cmake_files)
+  file(READ "${file}" content)
+  foreach(tree IN ITEMS "${BUILD_DIR}" "${SOURCE_DIR}")
+    string(FIND "${content}" "${tree}" at)
+    if(NOT at EQUAL -1)
+      message(FATAL_ERROR "${file} names ${tree}")
+    endif()
+  endforeach()
+endforeach()
+
+run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}/examples/consumer" -B "${SCRATCH}/consumer" -G Ninja
+    "-DCMAKE_PREFIX_PATH=${prefix}"
+    "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}"
+    "-DCMAKE_CXX_COMPILER_CLANG_SCAN_DEPS=${SCAN_DEPS}"
+    "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}"
+    "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}")
+run("${CMAKE_COMMAND}" --build "${SCRATCH}/consumer")
+run("${SCRATCH}/consumer/consumer" "${SCRATCH}/out")
+message(STATUS "${run_output}")
+file(REMOVE_RECURSE "${SCRATCH}")
