@@ -103,6 +103,30 @@ bool WriterEngine::reserve_slot() noexcept {
   return false;
 }
 
+bool WriterEngine::wait_for_slot() noexcept {
+  bool waiting = false;
+  for (;;) {
+    const std::uint32_t epoch = room_epoch_.load(std::memory_order_acquire);
+    if (depth_.fetch_add(1, std::memory_order_relaxed) < options_.queue_size) break;
+    depth_.fetch_sub(1, std::memory_order_relaxed);
+    if ((gate_.load(std::memory_order_acquire) & accepting_bit) == 0) {
+      if (waiting) waiting_.fetch_sub(1, std::memory_order_relaxed);
+      ignored_.fetch_add(1, std::memory_order_relaxed);
+      return false;
+    }
+    if (!waiting) waiting_.fetch_add(1, std::memory_order_relaxed);
+    waiting = true;
+    room_epoch_.wait(epoch, std::memory_order_acquire);
+  }
+  if (waiting) waiting_.fetch_sub(1, std::memory_order_relaxed);
+  return true;
+}
+
+void WriterEngine::announce_room() noexcept {
+  room_epoch_.fetch_add(1, std::memory_order_release);
+  room_epoch_.notify_all();
+}
+
 void WriterEngine::refuse_reserved() noexcept {
   depth_.fetch_sub(1, std::memory_order_relaxed);
   queue_full_.fetch_add(1, std::memory_order_relaxed);
@@ -112,10 +136,12 @@ void WriterEngine::refuse_reserved() noexcept {
 void WriterEngine::took(std::size_t records) noexcept {
   depth_.fetch_sub(records, std::memory_order_relaxed);
   taken_.fetch_add(records, std::memory_order_relaxed);
+  announce_room();
 }
 
 void WriterEngine::stop_accepting() noexcept {
   gate_.fetch_and(~accepting_bit, std::memory_order_acq_rel);
+  announce_room();  // wakes waiting submits, which now see the writer closed
   // A submit in progress finishes without blocking; wait for the stragglers.
   while ((gate_.load(std::memory_order_acquire) & ~accepting_bit) != 0) {
     std::this_thread::yield();
@@ -220,6 +246,7 @@ WriterStats WriterEngine::stats() const noexcept {
   stats.bytes_written = load(bytes_);
   stats.appends = load(appends_);
   stats.queue_depth = load(depth_);
+  stats.waiting_for_room = load(waiting_);
   stats.submitted = stats.ignored + stats.dropped_queue_full + load(taken_) + stats.queue_depth;
   if (const std::int64_t ns = last_append_ns_.load(std::memory_order_relaxed); ns != 0) {
     stats.last_append = std::chrono::system_clock::time_point(

@@ -47,10 +47,14 @@ class WriterEngine {
   void leave() noexcept;
   // Claims a queue slot, or counts a queue-full drop (rate-limited WARNING).
   bool reserve_slot() noexcept;
+  // Claims a queue slot, waiting while the queue is full. False, counting the record as
+  // ignored, when the writer stops accepting meanwhile. Never counts a queue-full drop.
+  bool wait_for_slot() noexcept;
   // Gives back a claimed slot whose push failed, counting the record as a queue-full drop.
   void refuse_reserved() noexcept;
   // The drain took `records` from the queue.
   void took(std::size_t records) noexcept;
+  void announce_room() noexcept;
   // Refuses every later submit, then waits until no submit is in progress, so that
   // every accepted record is already in the queue.
   void stop_accepting() noexcept;
@@ -78,6 +82,8 @@ class WriterEngine {
   WriterOptions options_;
   std::atomic<std::uint64_t> gate_;  // accepting_bit | submits in progress
   std::atomic<std::uint64_t> depth_{0};
+  std::atomic<std::uint32_t> room_epoch_{0};  // bumped when room may have appeared
+  std::atomic<std::uint64_t> waiting_{0};     // submits waiting for room
   std::atomic<std::uint64_t> taken_{0};
   std::atomic<std::uint64_t> dropped_records_{0};  // the reference's shared counter
   std::atomic<std::uint64_t> queue_full_{0};

@@ -92,18 +92,17 @@ class JsonlRecordWriter : private GroupSerializer<Record> {
   // counter reaches 1 or a multiple of 1000). Never blocks, never throws, does no I/O
   // of its own (the log sink is called for that rate-limited warning).
   bool submit(Record record) noexcept {
-    if (!engine_->enter()) return false;
-    bool accepted = false;
-    if (engine_->reserve_slot()) {
-      try {
-        queue_.push(Slot(std::move(record)));
-        accepted = true;
-      } catch (...) {
-        engine_->refuse_reserved();
-      }
-    }
-    engine_->leave();
-    return accepted;
+    return enqueue<&detail::WriterEngine::reserve_slot>(std::move(record));
+  }
+
+  // For batch producers that must not lose records to a full queue: like submit, but
+  // while the queue is full it blocks until the drain makes room, and counts no drop.
+  // Returns false (counted as ignored) if the writer is not accepting, or stops
+  // accepting while it waits (close() wakes it). Do not call it on a thread that
+  // close() must not wait for, and not before start() on a full queue unless another
+  // thread will start or close the writer.
+  bool submit_wait(Record record) noexcept {
+    return enqueue<&detail::WriterEngine::wait_for_slot>(std::move(record));
   }
 
   void close() {
@@ -145,6 +144,23 @@ class JsonlRecordWriter : private GroupSerializer<Record> {
   // even a JSON null, can stop the drain.
   using Slot = std::optional<Record>;
   enum class Phase { created, running, closed };
+
+  // Moves `record` into the queue once `claim` has admitted it.
+  template <bool (detail::WriterEngine::*claim)() noexcept>
+  bool enqueue(Record&& record) noexcept {
+    if (!engine_->enter()) return false;
+    bool accepted = false;
+    if ((engine_.get()->*claim)()) {
+      try {
+        queue_.push(Slot(std::move(record)));
+        accepted = true;
+      } catch (...) {
+        engine_->refuse_reserved();
+      }
+    }
+    engine_->leave();
+    return accepted;
+  }
 
   static std::shared_ptr<const RecordFormat<Record>> default_format() {
     if constexpr (std::is_same_v<Record, boost::json::value>) {

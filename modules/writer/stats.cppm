@@ -34,6 +34,7 @@ struct WriterStats {
   std::uint64_t appends = 0;      // appends that reached a file (written / appends is the
                                   // mean batch size)
   std::uint64_t queue_depth = 0;  // accepted records not yet taken by the drain
+  std::uint64_t waiting_for_room = 0;  // submit_wait calls blocked on a full queue
 
   // When the last append reached a file; empty before the first one. A monitor compares
   // it with the submit counters to tell an idle server from appends that stopped landing.

@@ -309,6 +309,47 @@ BOOST_AUTO_TEST_CASE(close_writes_every_queued_record_then_ignores_submit) {
   BOOST_TEST(accounting_holds(stats));
 }
 
+BOOST_AUTO_TEST_CASE(submit_wait_waits_for_room_instead_of_dropping) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.queue_size = 1;
+  jsonl::JsonlRecordWriter<> writer(options);
+  BOOST_TEST(writer.submit_wait(numbered(0)));
+  bool accepted = false;
+  std::jthread producer([&] { accepted = writer.submit_wait(numbered(1)); });
+  // The queue is full and nothing drains it: the producer must be waiting, not dropping.
+  while (writer.stats().waiting_for_room == 0) std::this_thread::yield();
+  BOOST_TEST(writer.stats().dropped_queue_full == 0u);
+  writer.start();
+  producer.join();
+  BOOST_TEST(accepted);
+  writer.close();
+  const std::vector<std::string> expected{R"({"n":0})", R"({"n":1})"};
+  BOOST_TEST(jsonl_test::read_lines(*writer.path()) == expected, boost::test_tools::per_element());
+  BOOST_TEST(writer.dropped_records() == 0u);
+  BOOST_TEST(writer.stats().waiting_for_room == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(close_wakes_a_waiting_submit_which_is_then_ignored) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.queue_size = 1;
+  jsonl::JsonlRecordWriter<> writer(options);
+  BOOST_TEST(writer.submit(numbered(0)));
+  bool accepted = true;
+  std::jthread producer([&] { accepted = writer.submit_wait(numbered(1)); });
+  while (writer.stats().waiting_for_room == 0) std::this_thread::yield();
+  writer.close();
+  producer.join();
+  BOOST_TEST(!accepted);
+  const auto stats = writer.stats();
+  BOOST_TEST(stats.ignored == 1u);
+  BOOST_TEST(stats.abandoned == 1u);  // queued, never started
+  BOOST_TEST(accounting_holds(stats));
+}
+
 BOOST_AUTO_TEST_CASE(writer_without_output_directory_does_nothing) {
   const auto threads = [] {
     return std::distance(std::filesystem::directory_iterator("/proc/self/task"),
