@@ -1,0 +1,39 @@
+// The subcommands of jsonl-perf. Each returns the process's exit status.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace jsonl_perf {
+
+struct LoadgenOptions {
+  unsigned producers = 2;
+  std::optional<double> rate = 5000;  // records/s in total; empty: as fast as possible
+  double duration = 5;         // seconds
+  std::filesystem::path output_dir = "perf_metrics_out";
+  std::string kind = "server";
+  std::uint64_t seed = 1;
+  double disagg_fraction = 0.25;
+};
+
+struct ReplayOptions {
+  std::string kind = "server";
+  std::filesystem::path output_dir = "perf_metrics_out";
+  std::string input = "-";  // a file, or "-" for standard input
+};
+
+struct SummaryOptions {
+  std::vector<std::filesystem::path> paths;  // files, or directories of perf_metrics-*.jsonl
+  bool json = false;
+  std::optional<std::filesystem::path> html;
+};
+
+int run_loadgen(const LoadgenOptions& options, std::ostream& out, std::ostream& err);
+int run_replay(const ReplayOptions& options, std::istream& in, std::ostream& out, std::ostream& err);
+int run_summary(const SummaryOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace jsonl_perf

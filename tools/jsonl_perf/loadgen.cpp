@@ -1,0 +1,113 @@
+// jsonl-perf loadgen: producer threads submit simulated records to a
+// PerfMetricsJsonlWriter, paced or as fast as possible, with a progress line a second
+// and a summary at the end.
+#include <boost/json.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "commands.hpp"
+#include "record_builder.hpp"
+
+import jsonl.perf_metrics;
+
+namespace jsonl_perf {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+void produce(jsonl::PerfMetricsJsonlWriter& writer, const LoadgenOptions& options, unsigned index,
+             Clock::time_point start, Clock::time_point end) {
+  RecordBuilder builder(options.seed, index, options.disagg_fraction);
+  const double server_clock_offset = 1000.0;  // a steady clock that did not start at zero
+  const auto interval = options.rate ? std::chrono::duration<double>(options.producers / *options.rate)
+                                     : std::chrono::duration<double>(0);
+  auto next = start + std::chrono::duration_cast<Clock::duration>(interval * (index / double(options.producers)));
+  while (Clock::now() < end) {
+    writer.submit(builder.next(server_clock_offset + seconds_since(start)));
+    if (options.rate) {
+      next += std::chrono::duration_cast<Clock::duration>(interval);
+      std::this_thread::sleep_until(std::min(next, end));
+    }
+  }
+}
+
+std::string progress_line(const jsonl::WriterStats& stats, double records_per_second, double elapsed) {
+  std::ostringstream line;
+  line << std::fixed << std::setprecision(1) << elapsed << " s  " << std::setprecision(0)
+       << records_per_second << " records/s  queue " << stats.queue_depth << "  written " << stats.written
+       << "  dropped " << stats.dropped();
+  return line.str();
+}
+
+void print_summary(std::ostream& out, const jsonl::WriterStats& stats, double elapsed, const std::string& file) {
+  const auto row = [&](const std::string& name, const auto& value) {
+    out << "  " << std::left << std::setw(26) << name << ' ' << value << '\n';
+  };
+  out << "jsonl-perf loadgen summary\n";
+  row("submitted", stats.submitted);
+  row("written", stats.written);
+  row("dropped", stats.dropped());
+  row("  queue full", stats.dropped_queue_full);
+  row("  malformed", stats.dropped_malformed);
+  row("  serialize error", stats.dropped_serialize_error);
+  row("  write error", stats.dropped_write_error);
+  row("  unexpected write error", stats.dropped_unexpected_write);
+  row("  abandoned at close", stats.abandoned);
+  row("  ignored", stats.ignored);
+  row("lines", stats.lines_written);
+  row("bytes", stats.bytes_written);
+  std::ostringstream rate, megabytes;
+  rate << std::fixed << std::setprecision(0) << stats.written / elapsed;
+  megabytes << std::fixed << std::setprecision(2) << stats.bytes_written / elapsed / 1e6;
+  row("records/s", rate.str());
+  row("MB/s", megabytes.str());
+  row("file", file);
+  row("submitted = written + dropped", stats.submitted == stats.written + stats.dropped() ? "yes" : "NO");
+}
+
+}  // namespace
+
+int run_loadgen(const LoadgenOptions& options, std::ostream& out, std::ostream& err) {
+  jsonl::PerfMetricsJsonlWriter writer(options.output_dir, options.kind);
+  writer.start();
+  if (!writer.path()) return 1;  // the writer logged why
+
+  const auto start = Clock::now();
+  const auto end = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(options.duration));
+  std::vector<std::jthread> producers;
+  for (unsigned i = 0; i < options.producers; ++i) {
+    producers.emplace_back([&, i] { produce(writer, options, i, start, end); });
+  }
+
+  const bool terminal = ::isatty(STDERR_FILENO) == 1;
+  std::uint64_t last_written = 0;
+  for (auto tick = start + std::chrono::seconds(1); tick < end; tick += std::chrono::seconds(1)) {
+    std::this_thread::sleep_until(tick);
+    const auto stats = writer.stats();
+    const std::string line = progress_line(stats, double(stats.written - last_written), seconds_since(start));
+    last_written = stats.written;
+    err << (terminal ? "\r\033[K" : "") << line << (terminal ? "" : "\n") << std::flush;
+  }
+  producers.clear();
+  writer.close();
+  if (terminal) err << '\n';
+  const double elapsed = seconds_since(start);
+  const auto stats = writer.stats();
+  print_summary(out, stats, elapsed, writer.path()->string());
+  return stats.submitted == stats.written + stats.dropped() ? 0 : 1;
+}
+
+}  // namespace jsonl_perf

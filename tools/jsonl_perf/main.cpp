@@ -1,0 +1,99 @@
+// jsonl-perf: load generator, replay and latency report for performance-metrics JSONL.
+#include <CLI/CLI.hpp>
+
+#include <fstream>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "commands.hpp"
+
+namespace {
+
+constexpr int usage_error = 2;
+
+// "max", or a positive number of records per second.
+std::string parse_rate(const std::string& text, std::optional<double>& rate) {
+  if (text == "max") {
+    rate.reset();
+    return {};
+  }
+  try {
+    std::size_t used = 0;
+    const double value = std::stod(text, &used);
+    if (used == text.size() && value > 0) {
+      rate = value;
+      return {};
+    }
+  } catch (const std::exception&) {
+  }
+  return "--rate: expected a positive number of records/s or 'max', got '" + text + "'";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Load generator, replay and latency report for performance-metrics JSON Lines", "jsonl-perf"};
+  app.require_subcommand(1);
+
+  jsonl_perf::LoadgenOptions loadgen;
+  std::string rate = "5000";
+  auto* loadgen_command = app.add_subcommand(
+      "loadgen", "Simulate a serving app: producer threads submit realistic records to a PerfMetricsJsonlWriter");
+  loadgen_command->add_option("--producers", loadgen.producers, "producer threads")
+      ->check(CLI::Range(1u, 64u))->capture_default_str();
+  loadgen_command->add_option("--rate", rate, "records/s in total, or 'max'")->capture_default_str();
+  loadgen_command->add_option("--duration", loadgen.duration, "seconds")
+      ->check(CLI::PositiveNumber)->capture_default_str();
+  loadgen_command->add_option("--output-dir", loadgen.output_dir, "where the JSONL file goes")->capture_default_str();
+  loadgen_command->add_option("--kind", loadgen.kind, "server kind, in the file name")->capture_default_str();
+  loadgen_command->add_option("--seed", loadgen.seed, "makes the records repeatable")->capture_default_str();
+  loadgen_command->add_option("--disagg-fraction", loadgen.disagg_fraction, "share of disaggregated records")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+
+  jsonl_perf::ReplayOptions replay;
+  auto* replay_command = app.add_subcommand(
+      "replay", "Write raw records (one JSON value a line) through a PerfMetricsJsonlWriter; print the file written");
+  replay_command->add_option("--kind", replay.kind, "server kind, in the file name")->capture_default_str();
+  replay_command->add_option("--output-dir", replay.output_dir, "where the JSONL file goes")->capture_default_str();
+  replay_command->add_option("input", replay.input, "a file of raw records, or - for standard input")
+      ->capture_default_str();
+
+  jsonl_perf::SummaryOptions summary;
+  std::string html;
+  auto* summary_command = app.add_subcommand(
+      "summary", "Latency percentiles per server kind and status from performance-metrics files");
+  summary_command->add_option("paths", summary.paths, "files, or directories of perf_metrics-*.jsonl")->required();
+  summary_command->add_flag("--json", summary.json, "print the figures as JSON");
+  summary_command->add_option("--html", html, "also write a self-contained HTML report with SVG charts");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::CallForAllHelp& help) {
+    return app.exit(help);
+  } catch (const CLI::ParseError& error) {
+    std::cerr << "jsonl-perf: " << error.what() << '\n';
+    return usage_error;
+  }
+
+  if (*loadgen_command) {
+    if (const std::string problem = parse_rate(rate, loadgen.rate); !problem.empty()) {
+      std::cerr << "jsonl-perf: " << problem << '\n';
+      return usage_error;
+    }
+    return jsonl_perf::run_loadgen(loadgen, std::cout, std::cerr);
+  }
+  if (*replay_command) {
+    if (replay.input == "-") return jsonl_perf::run_replay(replay, std::cin, std::cout, std::cerr);
+    std::ifstream input(replay.input, std::ios::binary);
+    if (!input) {
+      std::cerr << "jsonl-perf: cannot read " << replay.input << '\n';
+      return usage_error;
+    }
+    return jsonl_perf::run_replay(replay, input, std::cout, std::cerr);
+  }
+  if (!html.empty()) summary.html = html;
+  return jsonl_perf::run_summary(summary, std::cout, std::cerr);
+}

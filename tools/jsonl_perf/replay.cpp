@@ -1,0 +1,54 @@
+// jsonl-perf replay: raw records, one JSON value a line, through PerfMetricsJsonlWriter,
+// read as Python's json.loads reads them (correctly rounded doubles, NaN and Infinity
+// tokens, exact 64-bit integers).
+#include <boost/json.hpp>
+
+#include <istream>
+#include <ostream>
+#include <string>
+
+#include "commands.hpp"
+
+import jsonl.perf_metrics;
+
+namespace jsonl_perf {
+
+int run_replay(const ReplayOptions& options, std::istream& in, std::ostream& out, std::ostream& err) {
+  jsonl::PerfMetricsJsonlWriter writer(options.output_dir, options.kind);
+  writer.start();
+  if (!writer.path()) return 1;  // the writer logged why
+
+  boost::json::parse_options python_like;
+  python_like.numbers = boost::json::number_precision::precise;
+  python_like.allow_infinity_and_nan = true;
+
+  std::uint64_t read = 0;
+  std::uint64_t skipped = 0;
+  std::string line;
+  while (std::getline(in, line)) {
+    ++read;
+    boost::system::error_code error;
+    boost::json::value record = boost::json::parse(line, error, {}, python_like);
+    if (error) {
+      err << "line " << read << ": not JSON: " << error.message() << '\n';
+      ++skipped;
+      continue;
+    }
+    writer.submit_wait(std::move(record));
+  }
+  const bool complete = in.eof() && !in.bad();
+  writer.close();
+  out << writer.path()->string() << '\n';
+  const auto stats = writer.stats();
+  err << "read " << read << ", submitted " << stats.submitted << ", written " << stats.written
+      << ", dropped " << stats.dropped() << " (malformed " << stats.dropped_malformed << ", serialize error "
+      << stats.dropped_serialize_error << ", write error " << stats.dropped_write_error + stats.dropped_unexpected_write
+      << ", abandoned " << stats.abandoned << "), skipped " << skipped << '\n';
+  if (!complete) {
+    err << "input: read error\n";
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace jsonl_perf
