@@ -47,11 +47,13 @@ WriterOptions perf_metrics_options(std::optional<std::filesystem::path> output_d
 // JSON type where an object is needed, and std::overflow_error for an infinite
 // request_id (as int(inf) raises OverflowError: an unexpected error, as in the reference).
 boost::json::value shape_perf_metrics_record(const boost::json::value& record);
+// The same, taking the record apart instead of copying from it.
+boost::json::value shape_perf_metrics_record(boost::json::value&& record);
 
 // Shapes, then writes Python-exact compact JSON plus '\n'.
 class PerfMetricsFormat : public RecordFormat<boost::json::value> {
  public:
-  bool append_line(const boost::json::value& record, std::string& out) const override;
+  bool append_line(boost::json::value& record, std::string& out) const override;
 };
 
 // The writer a serving app owns. Thread-safety, blocking and accounting are

@@ -23,8 +23,8 @@ WriterOptions perf_metrics_options(std::optional<std::filesystem::path> output_d
           .log_sink = std::move(log_sink)};
 }
 
-bool PerfMetricsFormat::append_line(const boost::json::value& record, std::string& out) const {
-  const bool sanitized = append_json(shape_perf_metrics_record(record), out);
+bool PerfMetricsFormat::append_line(boost::json::value& record, std::string& out) const {
+  const bool sanitized = append_json(shape_perf_metrics_record(std::move(record)), out);
   out += '\n';
   return sanitized;
 }

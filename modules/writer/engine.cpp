@@ -134,9 +134,11 @@ void WriterEngine::refuse_reserved() noexcept {
 }
 
 void WriterEngine::took(std::size_t records) noexcept {
-  depth_.fetch_sub(records, std::memory_order_relaxed);
+  const std::uint64_t depth = depth_.fetch_sub(records, std::memory_order_relaxed) - records;
   taken_.fetch_add(records, std::memory_order_relaxed);
-  announce_room();
+  // Waiting submits are woken once the queue is half empty, not after every batch: they
+  // then refill it in one go instead of trading the cores with the drain batch by batch.
+  if (depth <= options_.queue_size / 2) announce_room();
 }
 
 void WriterEngine::stop_accepting() noexcept {

@@ -18,9 +18,11 @@ class RecordFormat {
 
   // Appends `record` to `out` as exactly one line ending in '\n' and returns whether
   // unencodable text was replaced on the way (the record then counts as sanitized).
-  // Called on the drain thread only. May throw; what the exception means is decided by
-  // `is_malformed`. Text appended before a throw is discarded by the writer.
-  virtual bool append_line(const Record& record, std::string& out) const = 0;
+  // The writer is done with `record` afterwards: the format may move from it. Called on
+  // the drain side, concurrently for different records of a batch: it must be safe to
+  // call from several threads at once. May throw; what the exception means is decided
+  // by `is_malformed`. Text appended before a throw is discarded by the writer.
+  virtual bool append_line(Record& record, std::string& out) const = 0;
 
   // Whether `error`, thrown by append_line, means "this record cannot be represented":
   // the record is dropped and counted as malformed, with a rate-limited WARNING. Any
@@ -37,7 +39,7 @@ class JsonLineFormat : public RecordFormat<boost::json::value> {
  public:
   explicit JsonLineFormat(JsonTextOptions options = {}) : options_(options) {}
 
-  bool append_line(const boost::json::value& record, std::string& out) const override {
+  bool append_line(boost::json::value& record, std::string& out) const override {
     const bool sanitized = append_json(record, out, options_);
     out += '\n';
     return sanitized;

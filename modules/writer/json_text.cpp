@@ -1,7 +1,10 @@
 module;
 
 #include <boost/json.hpp>
+#include <algorithm>
+#include <array>
 #include <charconv>
+#include <cstring>
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -59,6 +62,50 @@ DecodedCodePoint decode_utf8(std::string_view text) noexcept {
   }
   return {code_point, continuation_bytes + 1, true};
 }
+
+// Appends to a std::string through a raw pointer: the string is grown ahead (doubling)
+// and trimmed to what was written when the Output goes away, so each append is a bounds
+// check and a copy rather than a std::string call.
+class Output {
+ public:
+  explicit Output(std::string& text) : text_(text), size_(text.size()) {}
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+  ~Output() { text_.resize(size_); }
+
+  char* reserve(std::size_t bytes) {
+    if (size_ + bytes > text_.size()) text_.resize(std::max(text_.size() * 2, size_ + bytes + 256));
+    return text_.data() + size_;
+  }
+  void commit(std::size_t bytes) noexcept { size_ += bytes; }
+  void put(char c) {
+    *reserve(1) = c;
+    ++size_;
+  }
+  void append(const char* data, std::size_t bytes) {
+    std::memcpy(reserve(bytes), data, bytes);
+    size_ += bytes;
+  }
+  Output& operator+=(char c) {
+    put(c);
+    return *this;
+  }
+  Output& operator+=(std::string_view text) {
+    append(text.data(), text.size());
+    return *this;
+  }
+
+ private:
+  std::string& text_;
+  std::size_t size_;
+};
+
+// Bytes a string can hold as they are: printable ASCII but '"' and '\\'.
+constexpr std::array<bool, 256> plain_bytes = [] {
+  std::array<bool, 256> plain{};
+  for (int c = 0x20; c < 0x7F; ++c) plain[c] = c != '"' && c != '\\';
+  return plain;
+}();
 
 class JsonTextWriter {
  public:
@@ -131,9 +178,8 @@ class JsonTextWriter {
 
   template <class Integer>
   void integer(Integer number) {
-    char buffer[24];
-    const auto result = std::to_chars(buffer, buffer + sizeof buffer, number);
-    out_.append(buffer, result.ptr);
+    char* at = out_.reserve(24);
+    out_.commit(static_cast<std::size_t>(std::to_chars(at, at + 24, number).ptr - at));
   }
 
   // Python's repr(float), from the shortest round-trip scientific form that to_chars
@@ -142,6 +188,16 @@ class JsonTextWriter {
     if (!std::isfinite(number)) {
       throw MalformedRecord(std::string("Out of range float values are not JSON compliant: ") +
                             (std::isnan(number) ? "nan" : number > 0 ? "inf" : "-inf"));
+    }
+    // Fast path: when the shortest round-trip form to_chars picks is fixed notation with
+    // a fraction, it is Python's repr (to_chars only picks fixed when that is no longer,
+    // which for a fractional number means a decimal exponent from -4 to 15).
+    char* at = out_.reserve(32);
+    const char* end = std::to_chars(at, at + 32, number).ptr;
+    const std::string_view shortest(at, static_cast<std::size_t>(end - at));
+    if (shortest.find('.') != std::string_view::npos && shortest.find('e') == std::string_view::npos) {
+      out_.commit(shortest.size());
+      return;
     }
     char buffer[32];
     const auto result =
@@ -152,7 +208,7 @@ class JsonTextWriter {
     std::from_chars(text.data() + e_at + (text[e_at + 1] == '+' ? 2 : 1),
                     text.data() + text.size(), exponent);
     if (exponent < -4 || exponent >= 16) {
-      out_ += text;
+      out_.append(text.data(), text.size());
       return;
     }
     std::string_view mantissa = text.substr(0, e_at);
@@ -167,14 +223,14 @@ class JsonTextWriter {
     }
     if (exponent < 0) {
       out_ += "0.";
-      out_.append(static_cast<std::size_t>(-exponent - 1), '0');
+      for (int zeros = -exponent - 1; zeros > 0; --zeros) out_ += '0';
       out_.append(digits, digit_count);
       return;
     }
     const auto integer_digits = static_cast<std::size_t>(exponent) + 1;
     if (digit_count <= integer_digits) {
       out_.append(digits, digit_count);
-      out_.append(integer_digits - digit_count, '0');
+      for (std::size_t zeros = integer_digits - digit_count; zeros > 0; --zeros) out_ += '0';
       out_ += ".0";
     } else {
       out_.append(digits, integer_digits);
@@ -229,7 +285,7 @@ class JsonTextWriter {
       if (decoded.valid) {
         out_.append(rest.data(), decoded.length);
       } else {
-        out_ += "\xEF\xBF\xBD";
+        out_ += std::string_view("\xEF\xBF\xBD");
       }
       return;
     }
@@ -249,7 +305,7 @@ class JsonTextWriter {
     std::size_t i = 0;
     while (i < text.size()) {
       const auto c = static_cast<unsigned char>(text[i]);
-      if (c >= 0x20 && c < 0x7F && c != '"' && c != '\\') {
+      if (plain_bytes[c]) {
         ++i;
         continue;
       }
@@ -268,7 +324,7 @@ class JsonTextWriter {
     out_ += '"';
   }
 
-  std::string& out_;
+  Output out_;
   const JsonTextOptions& options_;
   bool sanitized_ = false;
 };

@@ -41,11 +41,11 @@ AppendResult append_to_file(const std::filesystem::path& file, std::string_view 
 
 // The writer's shared step: serializes `group`, in order, into one append to `file`.
 // Records that cannot be serialized are dropped and counted by the writer; the append
-// holds the rest.
+// holds the rest. The records are consumed (the format may move from them).
 template <class Record>
 class GroupSerializer {
  public:
-  virtual FileAppend serialize(std::span<const Record> group, std::filesystem::path file) = 0;
+  virtual FileAppend serialize(std::span<Record> group, std::filesystem::path file) = 0;
 
  protected:
   ~GroupSerializer() = default;

@@ -190,6 +190,8 @@ BOOST_AUTO_TEST_CASE(missing_keys_are_malformed_and_named_as_python_prints_them)
       {R"({"request_id":1,"phases":{}})", "'server'"},
       {R"({"phases":{}})", "'server'"},
       {R"({"phases":{"server":{}}})", "'request_id'"},
+      {R"({"phases":{"server":5}})", "'request_id'"},  // the key is looked up before the phase is used
+      {disagg_without + R"({"timing_metrics":5,"gen_server":"g"}}})", "'ctx_server'"},
       {disagg_without + R"({"ctx_server":"c","gen_server":"g"}}})", "'timing_metrics'"},
       {disagg_without + R"({"timing_metrics":{},"gen_server":"g"}}})", "'ctx_server'"},
       {disagg_without + R"({"timing_metrics":{},"ctx_server":"c"}}})", "'gen_server'"},

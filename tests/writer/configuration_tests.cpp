@@ -49,7 +49,7 @@ class MissingKey : public std::runtime_error {
 
 class OrderFormat : public jsonl::RecordFormat<Order> {
  public:
-  bool append_line(const Order& order, std::string& out) const override {
+  bool append_line(Order& order, std::string& out) const override {
     out += "{\"id\":" + std::to_string(order.id);  // partial text, then maybe a throw
     if (order.shape == Order::Shape::missing_key) throw MissingKey("'price'");
     if (order.shape == Order::Shape::trips_a_bug) throw std::logic_error("serializer bug");
@@ -64,7 +64,7 @@ class OrderFormat : public jsonl::RecordFormat<Order> {
 // Fails every other record in serialization (an unexpected error), and every append.
 class FailingEverywhereFormat : public jsonl::JsonLineFormat {
  public:
-  bool append_line(const json::value& record, std::string& out) const override {
+  bool append_line(json::value& record, std::string& out) const override {
     if (record.as_object().at("n").as_int64() % 2 == 1) throw std::logic_error("odd record");
     return JsonLineFormat::append_line(record, out);
   }
@@ -132,7 +132,7 @@ class FilePerKeyLayout : public jsonl::BatchLayout<json::value> {
     for (auto first = batch.begin(); first != batch.end();) {
       const auto last = std::find_if(first, batch.end(),
                                      [&](const json::value& record) { return key(record) != key(*first); });
-      appends.push_back(serialize.serialize(std::span<const json::value>(first, last),
+      appends.push_back(serialize.serialize(std::span<json::value>(first, last),
                                             file.parent_path() / (key(*first) + ".jsonl")));
       first = last;
     }

@@ -1,0 +1,179 @@
+// Producer-side figures: submit latency while the drain keeps up and while it is stuck,
+// overload, and close() on a stuck write.
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "measure.hpp"
+#include "sections.hpp"
+#include "support.hpp"
+
+namespace jsonl_bench {
+namespace {
+
+// A small prebuilt record, moved into submit.
+boost::json::value small_record(std::size_t i) {
+  return boost::json::object{{"request_id", static_cast<std::int64_t>(i)}, {"status", "complete"}};
+}
+
+struct Latencies {
+  double p50, p99, p999;
+};
+
+// `producers` threads each submit `per_producer` prebuilt records, one every `gap_ns`
+// (spinning), timing each call.
+template <class Writer>
+Latencies time_submits(Writer& writer, unsigned producers, std::size_t per_producer, double gap_ns,
+                       const CycleClock& clock) {
+  std::vector<std::vector<double>> samples(producers);
+  std::barrier start(producers);
+  std::vector<std::jthread> threads;
+  for (unsigned p = 0; p < producers; ++p) {
+    threads.emplace_back([&, p] {
+      std::vector<boost::json::value> records;
+      records.reserve(per_producer);
+      for (std::size_t i = 0; i < per_producer; ++i) records.push_back(small_record(i));
+      samples[p].reserve(per_producer);
+      start.arrive_and_wait();
+      std::uint64_t next = CycleClock::now();
+      const auto gap_ticks = static_cast<std::uint64_t>(gap_ns / clock.ns(1));
+      for (std::size_t i = 0; i < per_producer; ++i) {
+        while (CycleClock::now() < next) {
+        }
+        next += gap_ticks;
+        const std::uint64_t before = CycleClock::now();
+        writer.submit(std::move(records[i]));
+        samples[p].push_back(clock.ns(CycleClock::now() - before));
+      }
+    });
+  }
+  threads.clear();
+  std::vector<double> all;
+  for (auto& s : samples) all.insert(all.end(), s.begin(), s.end());
+  std::vector<double> copy = all;
+  return {percentile(copy, 50), percentile(copy, 99), percentile(copy, 99.9)};
+}
+
+double resident_bytes() {
+  long pages = 0, resident = 0;
+  if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(statm, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    std::fclose(statm);
+  }
+  return double(resident) * 4096;
+}
+
+// The memory one queued record holds: resident growth over many copies of it.
+double in_memory_size(const boost::json::value& record) {
+  constexpr int copies = 4000;
+  const double before = resident_bytes();
+  std::vector<boost::json::value> held(copies, record);
+  return (resident_bytes() - before) / copies;
+}
+
+}  // namespace
+
+int submit_latency(const Settings& settings) {
+  const CycleClock clock;
+  const std::size_t per_producer = settings.quick ? 20'000 : 200'000;
+  int failed = 0;
+  for (const bool stuck : {false, true}) {
+    for (const unsigned producers : {1u, 2u}) {
+      const auto directory = fresh_directory(settings.shm_dir / "submit");
+      auto release = std::make_shared<std::latch>(1);
+      auto options = jsonl::perf_metrics_options(directory, "bench", [](jsonl::LogLevel, std::string_view) {});
+      jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(),
+                                        stuck ? std::make_shared<StuckLayout>(release)
+                                              : std::make_shared<jsonl::BatchLayout<boost::json::value>>());
+      writer.start();
+      // Keeping up: 100,000 records/s in total. Stuck: as fast as the calls go.
+      const Latencies latency =
+          time_submits(writer, producers, per_producer, stuck ? 0.0 : 1e9 / 100'000 * producers, clock);
+      release->count_down();
+      writer.close();
+      const std::string name = std::string("submit_") + (stuck ? "stuck" : "keeping_up") + "_" +
+                               std::to_string(producers) + "p";
+      figure((name + "_p50").c_str(), latency.p50, "ns");
+      figure((name + "_p99").c_str(), latency.p99, "ns");
+      figure((name + "_p99.9").c_str(), latency.p999, "ns");
+      if (producers == 2) {
+        failed += target((name + "_p50_le_100ns").c_str(), latency.p50 <= 100, std::to_string(latency.p50) + " ns");
+        failed += target((name + "_p99.9_le_5us").c_str(), latency.p999 <= 5000, std::to_string(latency.p999) + " ns");
+      }
+    }
+  }
+  return failed;
+}
+
+int overload(const Settings& settings) {
+  const CycleClock clock;
+  const auto directory = fresh_directory(settings.shm_dir / "overload");
+  const double seconds = settings.quick ? 2 : 10;
+  auto options = jsonl::perf_metrics_options(directory, "bench", [](jsonl::LogLevel, std::string_view) {});
+  jsonl::PerfMetricsJsonlWriter writer(options);
+  const auto sample = raw_records(64, Shape::worker);
+  const double record_bytes = in_memory_size(sample.front());
+  writer.start();
+  std::atomic<bool> stop = false;
+  std::vector<std::vector<double>> samples(2);
+  std::vector<std::jthread> producers;
+  for (unsigned p = 0; p < 2; ++p) {
+    producers.emplace_back([&, p] {
+      std::size_t i = 0;
+      while (!stop.load(std::memory_order_relaxed)) {
+        boost::json::value record = sample[i++ % sample.size()];
+        const std::uint64_t before = CycleClock::now();
+        writer.submit(std::move(record));
+        if (samples[p].size() < 200'000) samples[p].push_back(clock.ns(CycleClock::now() - before));
+      }
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+  stop = true;
+  producers.clear();
+  writer.close();
+  const auto stats = writer.stats();
+  std::vector<double> all;
+  for (auto& s : samples) all.insert(all.end(), s.begin(), s.end());
+  figure("overload_submitted", double(stats.submitted), "records");
+  figure("overload_written", double(stats.written), "records");
+  figure("overload_dropped_queue_full", double(stats.dropped_queue_full), "records");
+  figure("overload_submit_p50", percentile(all, 50), "ns");
+  figure("overload_submit_p99.9", percentile(all, 99.9), "ns");
+  const double rss = peak_rss_mib();
+  const double bound = options.queue_size * record_bytes / (1 << 20) + 16;
+  figure("overload_peak_rss", rss, "MiB");
+  figure("overload_record_in_memory", record_bytes, "bytes");
+  int failed = target("overload_accounting_exact", stats.submitted == stats.written + stats.dropped(),
+                      std::to_string(stats.submitted) + " = " + std::to_string(stats.written) + " + " +
+                          std::to_string(stats.dropped()));
+  failed += target("overload_peak_rss_bounded", rss <= bound,
+                   std::to_string(rss) + " MiB, bound " + std::to_string(bound) +
+                       " MiB (queue capacity x in-memory record size + 16 MiB)");
+  return failed;
+}
+
+int stuck_close(const Settings& settings) {
+  const auto directory = fresh_directory(settings.shm_dir / "stuck");
+  auto release = std::make_shared<std::latch>(1);
+  auto options = jsonl::perf_metrics_options(directory, "bench", [](jsonl::LogLevel, std::string_view) {});
+  options.shutdown_timeout = std::chrono::milliseconds(500);
+  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::PerfMetricsFormat>(),
+                                    std::make_shared<StuckLayout>(release));
+  writer.start();
+  for (auto& record : raw_records(200, Shape::worker)) writer.submit(std::move(record));
+  const auto began = std::chrono::steady_clock::now();
+  writer.close();
+  const double took = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - began).count();
+  release->count_down();
+  const double margin = took - options.shutdown_timeout.count();
+  figure("stuck_close_margin", margin, "ms");
+  return target("stuck_close_within_timeout_plus_20ms", margin >= 0 && margin <= 20,
+                std::to_string(margin) + " ms past the timeout");
+}
+
+}  // namespace jsonl_bench

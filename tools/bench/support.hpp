@@ -1,0 +1,51 @@
+// Records and writer set-ups shared by the benchmark sections.
+#pragma once
+
+#include <boost/json.hpp>
+
+#include <filesystem>
+#include <latch>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "record_builder.hpp"
+
+import jsonl.perf_metrics;
+
+namespace jsonl_bench {
+
+enum class Shape { worker, disagg };
+
+// `count` raw records of one shape, as a serving app builds them.
+inline std::vector<boost::json::value> raw_records(std::size_t count, Shape shape, std::uint64_t seed = 1) {
+  jsonl_perf::RecordBuilder builder(seed, 0, 0.0);
+  std::vector<boost::json::value> records;
+  records.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    records.push_back(shape == Shape::worker ? builder.worker_record(1000.0 + i * 1e-4)
+                                             : builder.disagg_record(1000.0 + i * 1e-4));
+  }
+  return records;
+}
+
+// A layout whose appends block until released: a disk that stopped answering.
+class StuckLayout : public jsonl::BatchLayout<boost::json::value> {
+ public:
+  explicit StuckLayout(std::shared_ptr<std::latch> release) : release_(std::move(release)) {}
+  jsonl::AppendResult append(const jsonl::FileAppend& append) const override {
+    release_->wait();
+    return BatchLayout::append(append);
+  }
+
+ private:
+  std::shared_ptr<std::latch> release_;
+};
+
+inline std::filesystem::path fresh_directory(const std::filesystem::path& path) {
+  std::filesystem::remove_all(path);
+  std::filesystem::create_directories(path);
+  return path;
+}
+
+}  // namespace jsonl_bench

@@ -1,0 +1,219 @@
+// Drain-side figures: the serializer against boost::json::serialize, shaping cost, and
+// end-to-end throughput against two baselines measured in the same run.
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <fcntl.h>
+#include <fstream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+#include "measure.hpp"
+#include "sections.hpp"
+#include "support.hpp"
+
+namespace jsonl_bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::vector<boost::json::value> shaped(const std::vector<boost::json::value>& raw) {
+  std::vector<boost::json::value> out;
+  out.reserve(raw.size());
+  for (const auto& record : raw) out.push_back(jsonl::shape_perf_metrics_record(record));
+  return out;
+}
+
+struct Throughput {
+  double records_per_second;
+  double megabytes_per_second;
+};
+
+// The writer, end to end: one producer moves every record in with submit_wait (no drop),
+// timed from the first submit until close() has written the last.
+Throughput writer_throughput(std::vector<boost::json::value> records, const std::filesystem::path& directory,
+                             std::size_t queue_size, std::filesystem::path* file) {
+  auto options = jsonl::perf_metrics_options(fresh_directory(directory), "bench");
+  options.queue_size = queue_size;
+  jsonl::PerfMetricsJsonlWriter writer(options);
+  writer.start();
+  const auto start = Clock::now();
+  for (auto& record : records) writer.submit_wait(std::move(record));
+  writer.close();
+  const double seconds = seconds_since(start);
+  const auto stats = writer.stats();
+  if (stats.written != records.size()) std::printf("warning: wrote %llu of %zu\n", (unsigned long long)stats.written, records.size());
+  if (file) *file = *writer.path();
+  return {stats.written / seconds, stats.bytes_written / seconds / 1e6};
+}
+
+// Baseline: the same bytes, already serialized, appended with one write per 64 lines.
+Throughput raw_append(const std::filesystem::path& lines_file, const std::filesystem::path& directory) {
+  std::ifstream in(lines_file, std::ios::binary);
+  std::vector<std::string> chunks(1);
+  std::size_t lines = 0, bytes = 0;
+  for (std::string line; std::getline(in, line); ++lines) {
+    if (lines % 64 == 0 && lines > 0) chunks.emplace_back();
+    chunks.back() += line;
+    chunks.back() += '\n';
+    bytes += line.size() + 1;
+  }
+  const auto target = fresh_directory(directory) / "raw.jsonl";
+  const int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const auto start = Clock::now();
+  for (const auto& chunk : chunks) {
+    if (::write(fd, chunk.data(), chunk.size()) != static_cast<ssize_t>(chunk.size())) break;
+  }
+  ::close(fd);
+  const double seconds = seconds_since(start);
+  return {lines / seconds, bytes / seconds / 1e6};
+}
+
+// Baseline: a naive writer. Mutex, deque and condition variable; the writer thread
+// shapes and serializes with boost::json::serialize and appends what it drained.
+Throughput naive_writer(std::vector<boost::json::value> records, const std::filesystem::path& directory) {
+  const auto target = fresh_directory(directory) / "naive.jsonl";
+  std::mutex mutex;
+  std::condition_variable ready;
+  std::deque<boost::json::value> queue;
+  bool done = false;
+  std::size_t bytes = 0;
+  const auto start = Clock::now();
+  std::thread writer([&] {
+    const int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    std::unique_lock lock(mutex);
+    for (;;) {
+      ready.wait(lock, [&] { return !queue.empty() || done; });
+      if (queue.empty()) break;
+      std::deque<boost::json::value> batch;
+      batch.swap(queue);
+      lock.unlock();
+      std::string data;
+      for (const auto& record : batch) {
+        data += boost::json::serialize(jsonl::shape_perf_metrics_record(record));
+        data += '\n';
+      }
+      bytes += data.size();
+      if (::write(fd, data.data(), data.size()) < 0) break;
+      lock.lock();
+    }
+    ::close(fd);
+  });
+  for (auto& record : records) {
+    const std::lock_guard lock(mutex);
+    queue.push_back(std::move(record));
+    ready.notify_one();
+  }
+  {
+    const std::lock_guard lock(mutex);
+    done = true;
+    ready.notify_one();
+  }
+  writer.join();
+  const double seconds = seconds_since(start);
+  return {records.size() / seconds, bytes / seconds / 1e6};
+}
+
+// Shaping plus Python-exact serialization on one thread: what the drain does per record.
+Throughput serializer_only(std::vector<boost::json::value> records) {
+  std::string out;
+  std::size_t bytes = 0;
+  const auto start = Clock::now();
+  for (auto& record : records) {
+    out.clear();
+    jsonl::PerfMetricsFormat().append_line(record, out);
+    bytes += out.size();
+  }
+  const double seconds = seconds_since(start);
+  return {records.size() / seconds, bytes / seconds / 1e6};
+}
+
+}  // namespace
+
+int serializer(const Settings& settings) {
+  const auto records = shaped(raw_records(settings.quick ? 4'000 : 20'000, Shape::worker));
+  const int rounds = settings.quick ? 3 : 10;
+  std::string out;
+  std::size_t ours_bytes = 0;
+  auto start = Clock::now();
+  for (int round = 0; round < rounds; ++round) {
+    for (const auto& record : records) {
+      out.clear();
+      jsonl::append_json(record, out);
+      ours_bytes += out.size();
+    }
+  }
+  const double ours_seconds = seconds_since(start);
+
+  std::size_t boost_bytes = 0;
+  char buffer[65536];
+  start = Clock::now();
+  for (int round = 0; round < rounds; ++round) {
+    for (const auto& record : records) {
+      boost::json::serializer serializer;
+      serializer.reset(&record);
+      while (!serializer.done()) boost_bytes += serializer.read(buffer).size();
+    }
+  }
+  const double boost_seconds = seconds_since(start);
+  const double count = double(records.size()) * rounds;
+  figure("serializer_ours", ours_bytes / ours_seconds / 1e6, "MB/s");
+  figure("serializer_ours_records", count / ours_seconds, "records/s");
+  figure("serializer_boost", boost_bytes / boost_seconds / 1e6, "MB/s");
+  figure("serializer_boost_records", count / boost_seconds, "records/s");
+  const double ratio = boost_seconds / ours_seconds;
+  figure("serializer_ratio_ours_to_boost", ratio, "x");
+
+  const auto raw = raw_records(settings.quick ? 4'000 : 20'000, Shape::worker);
+  start = Clock::now();
+  std::size_t keys = 0;
+  for (const auto& record : raw) keys += jsonl::shape_perf_metrics_record(record).as_object().size();
+  figure("shaping_per_record", seconds_since(start) / raw.size() * 1e9, "ns");
+  return target("serializer_at_least_boost", ratio >= 1.0, std::to_string(ratio) + "x boost::json::serialize") +
+         (keys == 0);
+}
+
+int end_to_end(const Settings& settings) {
+  const std::size_t count = settings.quick ? 20'000 : 100'000;
+  int failed = 0;
+  for (const Shape shape : {Shape::worker, Shape::disagg}) {
+    const char* shape_name = shape == Shape::worker ? "worker" : "disagg";
+    for (const auto& [place, directory] : {std::pair{"shm", settings.shm_dir}, std::pair{"disk", settings.disk_dir}}) {
+      for (const std::size_t queue : {jsonl::perf_metrics_queue_size, std::size_t{65536}}) {
+        std::filesystem::path file;
+        const Throughput ours = writer_throughput(raw_records(count, shape), directory / "e2e", queue, &file);
+        const std::string name = std::string("e2e_") + shape_name + "_" + place + "_queue" + std::to_string(queue);
+        figure((name + "_records").c_str(), ours.records_per_second, "records/s");
+        figure((name + "_MB").c_str(), ours.megabytes_per_second, "MB/s");
+        if (queue != jsonl::perf_metrics_queue_size) continue;
+
+        const Throughput raw = raw_append(file, directory / "raw");
+        const Throughput naive = naive_writer(raw_records(count, shape), directory / "naive");
+        const Throughput alone = serializer_only(raw_records(count, shape));
+        figure((name + "_baseline_raw_append").c_str(), raw.records_per_second, "records/s");
+        figure((name + "_baseline_naive_writer").c_str(), naive.records_per_second, "records/s");
+        figure((name + "_serializer_only").c_str(), alone.records_per_second, "records/s");
+        figure((name + "_ratio_to_raw_append").c_str(), ours.records_per_second / raw.records_per_second, "x");
+        figure((name + "_ratio_to_naive_writer").c_str(), ours.records_per_second / naive.records_per_second, "x");
+        figure((name + "_ratio_to_serializer_only").c_str(), ours.records_per_second / alone.records_per_second, "x");
+        if (shape == Shape::worker && std::string(place) == "shm") {
+          failed += target("e2e_worker_at_least_300k_records_per_s", ours.records_per_second >= 300'000,
+                           std::to_string(ours.records_per_second) + " records/s");
+          failed += target("e2e_worker_at_least_0.8x_serializer_only",
+                           ours.records_per_second >= 0.8 * alone.records_per_second,
+                           std::to_string(ours.records_per_second / alone.records_per_second) + "x");
+        }
+      }
+    }
+  }
+  return failed;
+}
+
+}  // namespace jsonl_bench
