@@ -107,6 +107,19 @@ constexpr std::array<bool, 256> plain_bytes = [] {
   return plain;
 }();
 
+// Whether the 8 bytes at `bytes` are all plain, tested a word at a time. May say no for
+// some plain words (a carry between bytes), never yes for one that is not.
+bool all_plain(const char* bytes) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101;
+  constexpr std::uint64_t highs = 0x8080808080808080;
+  std::uint64_t word;
+  std::memcpy(&word, bytes, sizeof word);
+  const auto has_zero = [](std::uint64_t x) { return (x - ones) & ~x & highs; };
+  const std::uint64_t control = (word - ones * 0x20) & ~word & highs;  // a byte below 0x20
+  const std::uint64_t high = (word | (word + ones)) & highs;            // 0x7F or above
+  return (control | high | has_zero(word ^ (ones * '"')) | has_zero(word ^ (ones * '\\'))) == 0;
+}
+
 class JsonTextWriter {
  public:
   JsonTextWriter(std::string& out, const JsonTextOptions& options) : out_(out), options_(options) {}
@@ -304,6 +317,10 @@ class JsonTextWriter {
     std::size_t run_start = 0;
     std::size_t i = 0;
     while (i < text.size()) {
+      if (i + 8 <= text.size() && all_plain(text.data() + i)) {
+        i += 8;
+        continue;
+      }
       const auto c = static_cast<unsigned char>(text[i]);
       if (plain_bytes[c]) {
         ++i;

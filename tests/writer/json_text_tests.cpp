@@ -89,6 +89,21 @@ BOOST_AUTO_TEST_CASE(strings_escape_as_python_does) {
   BOOST_TEST(text(json::object{{"k\"\xc3\xa9", 1}}) == R"({"k\"\u00e9":1})");
 }
 
+BOOST_AUTO_TEST_CASE(escapes_are_found_at_every_position_of_long_strings) {
+  const std::vector<std::pair<std::string, std::string>> specials{
+      {"\"", R"(\")"}, {"\\", R"(\\)"}, {"\n", R"(\n)"}, {"\x1f", R"(\u001f)"},
+      {"\x7f", R"(\u007f)"}, {"\xc3\xa9", R"(\u00e9)"}, {"\xff", R"(\ufffd)"}};
+  for (const auto& [special, escaped] : specials) {
+    for (std::size_t at = 0; at <= 24; ++at) {
+      const std::string before(at, 'a');
+      const std::string after(24 - at, 'z');
+      BOOST_TEST(text(json::string(before + special + after)) == "\"" + before + escaped + after + "\"",
+                 "special " << escaped << " at " << at);
+    }
+  }
+  BOOST_TEST(text(json::string(std::string(100, ' ') + "~")) == "\"" + std::string(100, ' ') + "~\"");
+}
+
 BOOST_AUTO_TEST_CASE(non_ascii_is_escaped_with_ensure_ascii_and_kept_without) {
   BOOST_TEST(text("\xc3\xa9") == R"("\u00e9")");
   BOOST_TEST(text("\xe2\x82\xac") == R"("\u20ac")");
