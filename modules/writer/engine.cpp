@@ -92,8 +92,11 @@ bool WriterEngine::enter() noexcept {
 void WriterEngine::leave() noexcept { gate_.fetch_sub(1, std::memory_order_release); }
 
 bool WriterEngine::reserve_slot() noexcept {
-  if (depth_.fetch_add(1, std::memory_order_relaxed) < options_.queue_size) return true;
-  depth_.fetch_sub(1, std::memory_order_relaxed);
+  // A full queue is seen with a load: drops then write no shared cache line but counters.
+  if (depth_.load(std::memory_order_relaxed) < options_.queue_size) {
+    if (depth_.fetch_add(1, std::memory_order_relaxed) < options_.queue_size) return true;
+    depth_.fetch_sub(1, std::memory_order_relaxed);
+  }
   queue_full_.fetch_add(1, std::memory_order_relaxed);
   const std::uint64_t dropped = dropped_records_.fetch_add(1, std::memory_order_relaxed) + 1;
   if (at_log_point(dropped)) {

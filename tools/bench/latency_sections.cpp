@@ -115,6 +115,7 @@ int overload(const Settings& settings) {
   const double seconds = settings.quick ? 2 : 10;
   auto options = jsonl::perf_metrics_options(directory, "bench", [](jsonl::LogLevel, std::string_view) {});
   jsonl::PerfMetricsJsonlWriter writer(options);
+  figure("overload_rss_before_writer", peak_rss_mib(), "MiB");
   const auto sample = raw_records(64, Shape::worker);
   const double record_bytes = in_memory_size(sample.front());
   writer.start();
@@ -128,7 +129,7 @@ int overload(const Settings& settings) {
         boost::json::value record = sample[i++ % sample.size()];
         const std::uint64_t before = CycleClock::now();
         writer.submit(std::move(record));
-        if (samples[p].size() < 200'000) samples[p].push_back(clock.ns(CycleClock::now() - before));
+        if (samples[p].size() < 100'000) samples[p].push_back(clock.ns(CycleClock::now() - before));
       }
     });
   }

@@ -182,6 +182,9 @@ int serializer(const Settings& settings) {
 
 int end_to_end(const Settings& settings) {
   const std::size_t count = settings.quick ? 20'000 : 100'000;
+  // A first run warms the allocator and the thread pools; its figures are not kept.
+  writer_throughput(raw_records(count / 4, Shape::worker), settings.shm_dir / "warm-up", jsonl::perf_metrics_queue_size,
+                    nullptr);
   int failed = 0;
   for (const Shape shape : {Shape::worker, Shape::disagg}) {
     const char* shape_name = shape == Shape::worker ? "worker" : "disagg";
