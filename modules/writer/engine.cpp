@@ -188,13 +188,7 @@ void WriterEngine::count_malformed(std::string_view error) {
 }
 
 void WriterEngine::count_serialize_errors(std::size_t records, std::string_view description) {
-  serialize_errors_.fetch_add(records, std::memory_order_relaxed);
-  dropped_records_.fetch_add(records, std::memory_order_relaxed);
-  const std::uint64_t events = serialize_error_events_.fetch_add(1, std::memory_order_relaxed) + 1;
-  if (at_log_point(events)) {
-    log(LogLevel::error, "Unexpected error serializing " + options_.subject + " record (" +
-                             std::to_string(events) + " so far): " + std::string(description));
-  }
+  count_unexpected(serialize_errors_, records, "serializing " + options_.subject + " record", description);
 }
 
 void WriterEngine::count_abandoned(std::size_t records) noexcept {
@@ -220,12 +214,17 @@ void WriterEngine::count_write_error(std::size_t records, std::string_view error
 }
 
 void WriterEngine::count_unexpected_write(std::size_t records, std::string_view description) {
-  unexpected_writes_.fetch_add(records, std::memory_order_relaxed);
+  count_unexpected(unexpected_writes_, records, "writing " + options_.subject + " JSONL", description);
+}
+
+void WriterEngine::count_unexpected(UnexpectedErrors& stage, std::size_t records, const std::string& doing,
+                                    std::string_view description) {
+  stage.records.fetch_add(records, std::memory_order_relaxed);
   dropped_records_.fetch_add(records, std::memory_order_relaxed);
-  const std::uint64_t events = unexpected_write_events_.fetch_add(1, std::memory_order_relaxed) + 1;
+  const std::uint64_t events = stage.events.fetch_add(1, std::memory_order_relaxed) + 1;
   if (at_log_point(events)) {
-    log(LogLevel::error, "Unexpected error writing " + options_.subject + " JSONL (" +
-                             std::to_string(events) + " so far): " + std::string(description));
+    log(LogLevel::error, "Unexpected error " + doing + " (" + std::to_string(events) + " so far): " +
+                             std::string(description));
   }
 }
 
@@ -241,9 +240,9 @@ WriterStats WriterEngine::stats() const noexcept {
   stats.written = load(written_);
   stats.dropped_queue_full = load(queue_full_);
   stats.dropped_malformed = load(malformed_);
-  stats.dropped_serialize_error = load(serialize_errors_);
+  stats.dropped_serialize_error = load(serialize_errors_.records);
   stats.dropped_write_error = load(write_errors_);
-  stats.dropped_unexpected_write = load(unexpected_writes_);
+  stats.dropped_unexpected_write = load(unexpected_writes_.records);
   stats.abandoned = load(abandoned_);
   stats.ignored = load(ignored_);
   stats.sanitized = load(sanitized_);

@@ -88,12 +88,19 @@ class WriterEngine {
   std::atomic<std::uint64_t> dropped_records_{0};  // the reference's shared counter
   std::atomic<std::uint64_t> queue_full_{0};
   std::atomic<std::uint64_t> malformed_{0};
-  std::atomic<std::uint64_t> serialize_errors_{0};
-  std::atomic<std::uint64_t> serialize_error_events_{0};
+  // Unexpected errors of one stage: the records they cost, and how many there were
+  // (each stage's log lines are rate-limited on its own count).
+  struct UnexpectedErrors {
+    std::atomic<std::uint64_t> records{0};
+    std::atomic<std::uint64_t> events{0};
+  };
+  void count_unexpected(UnexpectedErrors& stage, std::size_t records, const std::string& doing,
+                        std::string_view description);
+
+  UnexpectedErrors serialize_errors_;
+  UnexpectedErrors unexpected_writes_;
   std::atomic<std::uint64_t> write_errors_{0};
   std::atomic<std::uint64_t> write_error_events_{0};
-  std::atomic<std::uint64_t> unexpected_writes_{0};
-  std::atomic<std::uint64_t> unexpected_write_events_{0};
   std::atomic<std::uint64_t> abandoned_{0};
   std::atomic<std::uint64_t> ignored_{0};
   std::atomic<std::uint64_t> sanitized_{0};

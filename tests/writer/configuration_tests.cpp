@@ -14,9 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "test_support.hpp"
-
-import jsonl.writer;
+#include "writer_fixture.hpp"
 
 namespace json = boost::json;
 using jsonl::LogLevel;
@@ -24,16 +22,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-using Log = jsonl_test::LogRecord<LogLevel>;
-
-jsonl::WriterOptions test_options(const std::filesystem::path& directory, Log& log) {
-  return {.output_dir = directory, .file_stem = "test", .subject = "test",
-          .shutdown_timeout = 10s, .log_sink = log.sink()};
-}
-
-bool accounting_holds(const jsonl::WriterStats& stats) {
-  return stats.submitted == stats.written + stats.dropped();
-}
+using jsonl_test::accounting_holds;
+using jsonl_test::Log;
+using jsonl_test::test_options;
 
 // A record type of a configuration's own, with a format that knows what "malformed" is.
 struct Order {
