@@ -20,6 +20,8 @@ export import jsonl.writer;
 
 export namespace jsonl {
 
+// The reference's settings, which perf_metrics_options puts in the options: records that
+// may wait, records per append, how long close() waits, and what log lines call them.
 inline constexpr std::size_t perf_metrics_queue_size = 1024;
 inline constexpr std::size_t perf_metrics_batch_size = 64;
 inline constexpr std::chrono::milliseconds perf_metrics_shutdown_timeout{5000};

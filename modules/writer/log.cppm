@@ -8,6 +8,9 @@ export module jsonl.writer:log;
 
 export namespace jsonl {
 
+// Severity of a message. The writer logs WARNING for what it expects to happen under
+// load or bad input (drops, malformed records, a refused append, a close timeout) and
+// ERROR for what points at a bug (an unexpected exception) or a writer it had to disable.
 enum class LogLevel { info, warning, error };
 
 // Receives one complete message (no trailing newline) and its level. The writer calls it

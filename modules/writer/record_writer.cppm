@@ -72,6 +72,7 @@ class JsonlRecordWriter : private GroupSerializer<Record> {
 
   ~JsonlRecordWriter() { close(); }
 
+  // See the lifecycle above. Blocks for the directory creation only.
   void start() {
     const std::lock_guard lock(lifecycle_);
     if (phase_ != Phase::created) return;
@@ -107,6 +108,8 @@ class JsonlRecordWriter : private GroupSerializer<Record> {
     return enqueue<&detail::WriterEngine::wait_for_slot>(std::move(record));
   }
 
+  // See the lifecycle above. Blocks at most the shutdown timeout plus the time to join
+  // the drain thread once cancelled.
   void close() {
     const std::lock_guard lock(lifecycle_);
     if (phase_ == Phase::closed) return;
@@ -139,6 +142,7 @@ class JsonlRecordWriter : private GroupSerializer<Record> {
     return file_;
   }
 
+  // A snapshot of the counters (see WriterStats). Thread-safe, lock-free, never blocks.
   WriterStats stats() const noexcept { return engine_->stats(); }
 
  private:
