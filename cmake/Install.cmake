@@ -7,9 +7,8 @@ include(CMakePackageConfigHelpers)
 
 set(JSONL_CMAKE_DIR "${CMAKE_INSTALL_LIBDIR}/cmake/jsonl")
 
-# The targets' own install(TARGETS) rules, beside their definitions (jsonl_install_module),
-# put them in the jsonlTargets export set: CMake records a module file set's install
-# destination only from a rule in the target's own directory.
+# The libraries join the jsonlTargets export set in their own directories
+# (jsonl_add_module in the top-level CMakeLists.txt).
 install(EXPORT jsonlTargets
   NAMESPACE jsonl::
   DESTINATION "${JSONL_CMAKE_DIR}"
