@@ -1,8 +1,10 @@
 module;
 
 #include <boost/json.hpp>
+#include <fmt/format.h>
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cstring>
 #include <cmath>
@@ -63,28 +65,28 @@ DecodedCodePoint decode_utf8(std::string_view text) noexcept {
   return {code_point, continuation_bytes + 1, true};
 }
 
-// Appends to a std::string through a raw pointer: the string is grown ahead (doubling)
-// and trimmed to what was written when the Output goes away, so each append is a bounds
-// check and a copy rather than a std::string call.
+// Appends to a std::string through a raw cursor: the string is grown ahead, a little at
+// a time (resize zero-fills what it adds, and the string may already hold many lines;
+// its capacity still grows geometrically), and trimmed to what was written when the
+// Output goes away, so each append is a bounds check and a copy, not a std::string call.
 class Output {
  public:
-  explicit Output(std::string& text) : text_(text), size_(text.size()) {}
+  explicit Output(std::string& text) : text_(text), cursor_(text.data() + text.size()), end_(cursor_) {}
   Output(const Output&) = delete;
   Output& operator=(const Output&) = delete;
-  ~Output() { text_.resize(size_); }
+  ~Output() { text_.resize(static_cast<std::size_t>(cursor_ - text_.data())); }
 
-  char* reserve(std::size_t bytes) {
-    if (size_ + bytes > text_.size()) text_.resize(std::max(text_.size() * 2, size_ + bytes + 256));
-    return text_.data() + size_;
+  // Room for `bytes` more at the returned cursor; commit() what was written there.
+  [[gnu::always_inline]] char* reserve(std::size_t bytes) {
+    if (static_cast<std::size_t>(end_ - cursor_) < bytes) grow(bytes);
+    return cursor_;
   }
-  void commit(std::size_t bytes) noexcept { size_ += bytes; }
-  void put(char c) {
-    *reserve(1) = c;
-    ++size_;
-  }
-  void append(const char* data, std::size_t bytes) {
-    std::memcpy(reserve(bytes), data, bytes);
-    size_ += bytes;
+  void commit(std::size_t bytes) noexcept { cursor_ += bytes; }
+  void commit_to(char* end) noexcept { cursor_ = end; }
+  [[gnu::always_inline]] void put(char c) { *reserve(1) = c, ++cursor_; }
+  [[gnu::always_inline]] void append(const char* data, std::size_t bytes) {
+    copy_short(reserve(bytes), data, bytes);
+    cursor_ += bytes;
   }
   Output& operator+=(char c) {
     put(c);
@@ -95,10 +97,62 @@ class Output {
     return *this;
   }
 
+  // memcpy, with the short lengths JSON text is mostly made of copied inline rather
+  // than through a library call.
+  static void copy_short(char* to, const char* from, std::size_t bytes) noexcept {
+    if (bytes >= 8 && bytes <= 16) {
+      std::memcpy(to, from, 8);
+      std::memcpy(to + bytes - 8, from + bytes - 8, 8);
+    } else if (bytes >= 4 && bytes < 8) {
+      std::memcpy(to, from, 4);
+      std::memcpy(to + bytes - 4, from + bytes - 4, 4);
+    } else if (bytes < 4) {
+      for (std::size_t i = 0; i < bytes; ++i) to[i] = from[i];
+    } else {
+      std::memcpy(to, from, bytes);
+    }
+  }
+
  private:
+  [[gnu::noinline]] void grow(std::size_t bytes) {
+    const auto size = static_cast<std::size_t>(cursor_ - text_.data());
+    text_.resize(size + std::max(bytes, std::size_t{1024}));
+    cursor_ = text_.data() + size;
+    end_ = text_.data() + text_.size();
+  }
+
   std::string& text_;
-  std::size_t size_;
+  char* cursor_;
+  char* end_;
 };
+
+// The eight decimal digits of `value` (below 10^8, leading zeros included) as ASCII, in
+// memory order: both four-digit halves, then their two-digit quarters, then single
+// digits are split in parallel lanes of one word by multiply-and-shift division.
+std::uint64_t eight_digits(std::uint32_t value) noexcept {
+  const std::uint64_t halves = value / 10000 | std::uint64_t{value % 10000} << 32;
+  const std::uint64_t hundreds = ((halves * 10486) >> 20) & 0x0000007F0000007F;  // lane / 100
+  const std::uint64_t quarters = hundreds | (halves - 100 * hundreds) << 16;
+  const std::uint64_t tens = ((quarters * 103) >> 10) & 0x000F000F000F000F;     // lane / 10
+  return (tens | (quarters - 10 * tens) << 8) + 0x3030303030303030;
+}
+
+// The decimal digits of `value` (0 < value < 10^17) at the end of `buffer`; returns the
+// first, and their count in `count`.
+const char* significand_digits(std::uint64_t value, char (&buffer)[48], int& count) noexcept {
+  static constexpr std::uint64_t powers_of_10[] = {
+      1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000, 1000000000,
+      10000000000, 100000000000, 1000000000000, 10000000000000, 100000000000000,
+      1000000000000000, 10000000000000000, 100000000000000000};
+  const int estimate = (std::bit_width(value) * 1233) >> 12;  // floor(log10) or one less
+  count = estimate + (value >= powers_of_10[estimate]);
+  const std::uint64_t high = value / 100000000;
+  const std::uint64_t words[3] = {eight_digits(static_cast<std::uint32_t>(high / 100000000)),
+                                  eight_digits(static_cast<std::uint32_t>(high % 100000000)),
+                                  eight_digits(static_cast<std::uint32_t>(value % 100000000))};
+  std::memcpy(buffer, words, sizeof words);
+  return buffer + sizeof words - count;
+}
 
 // Bytes a string can hold as they are: printable ASCII but '"' and '\\'.
 constexpr std::array<bool, 256> plain_bytes = [] {
@@ -180,10 +234,8 @@ class JsonTextWriter {
     out_ += '{';
     bool first = true;
     for (const auto& member : members) {
-      if (!first) out_ += ',';
+      quoted(member.key(), first ? quote : comma_quote, quote_colon);
       first = false;
-      string(member.key());
-      out_ += ':';
       value(member.value(), depth);
     }
     out_ += '}';
@@ -195,61 +247,67 @@ class JsonTextWriter {
     out_.commit(static_cast<std::size_t>(std::to_chars(at, at + 24, number).ptr - at));
   }
 
-  // Python's repr(float), from the shortest round-trip scientific form that to_chars
-  // gives ("-d.ddde+XX", at least two exponent digits, as Python's own).
+  // Python's repr(float): the shortest digits that round-trip (Dragonbox, from fmt),
+  // laid out by Python's float_repr rules. Copies are fixed-size over-copies into the
+  // reserved room, which is why it is larger than the longest repr (24 bytes).
   void floating(double number) {
     if (!std::isfinite(number)) {
       throw MalformedRecord(std::string("Out of range float values are not JSON compliant: ") +
                             (std::isnan(number) ? "nan" : number > 0 ? "inf" : "-inf"));
     }
-    // Fast path: when the shortest round-trip form to_chars picks is fixed notation with
-    // a fraction, it is Python's repr (to_chars only picks fixed when that is no longer,
-    // which for a fractional number means a decimal exponent from -4 to 15).
-    char* at = out_.reserve(32);
-    const char* end = std::to_chars(at, at + 32, number).ptr;
-    const std::string_view shortest(at, static_cast<std::size_t>(end - at));
-    if (shortest.find('.') != std::string_view::npos && shortest.find('e') == std::string_view::npos) {
-      out_.commit(shortest.size());
+    char* at = out_.reserve(64);
+    if (std::signbit(number)) *at++ = '-';
+    if (number == 0) {
+      std::memcpy(at, "0.0", 3);
+      out_.commit_to(at + 3);
       return;
     }
-    char buffer[32];
-    const auto result =
-        std::to_chars(buffer, buffer + sizeof buffer, number, std::chars_format::scientific);
-    const std::string_view text(buffer, static_cast<std::size_t>(result.ptr - buffer));
-    const std::size_t e_at = text.find('e');
-    int exponent = 0;
-    std::from_chars(text.data() + e_at + (text[e_at + 1] == '+' ? 2 : 1),
-                    text.data() + text.size(), exponent);
-    if (exponent < -4 || exponent >= 16) {
-      out_.append(text.data(), text.size());
-      return;
+    auto decimal = fmt::detail::dragonbox::to_decimal(std::fabs(number));
+    while (decimal.significand % 10 == 0) {
+      decimal.significand /= 10;
+      ++decimal.exponent;
     }
-    std::string_view mantissa = text.substr(0, e_at);
-    if (mantissa.front() == '-') {
-      out_ += '-';
-      mantissa.remove_prefix(1);
+    char buffer[48];
+    int count = 0;
+    const char* const digits = significand_digits(decimal.significand, buffer, count);
+    const int point = count + decimal.exponent;  // digits before the decimal point
+    if (point > 16 || point < -3) {
+      at = scientific(at, digits, count, point - 1);
+    } else if (point <= 0) {  // 0.000ddd
+      std::memcpy(at, "0.000", 5);
+      at += 2 - point;
+      std::memcpy(at, digits, 20);
+      at += count;
+    } else if (point < count) {  // ddd.ddd
+      std::memcpy(at, digits, 20);
+      at += point;
+      *at++ = '.';
+      std::memcpy(at, digits + point, 20);
+      at += count - point;
+    } else {  // ddd000.0
+      std::memcpy(at, digits, 20);
+      at += count;
+      std::memcpy(at, "0000000000000000", 16);
+      at += point - count;
+      std::memcpy(at, ".0", 2);
+      at += 2;
     }
-    char digits[20];
-    std::size_t digit_count = 0;
-    for (char c : mantissa) {
-      if (c != '.') digits[digit_count++] = c;
+    out_.commit_to(at);
+  }
+
+  // "d[.ddd]e±XX", at least two exponent digits.
+  static char* scientific(char* at, const char* digits, int count, int exponent) {
+    *at++ = digits[0];
+    if (count > 1) {
+      *at++ = '.';
+      std::memcpy(at, digits + 1, 20);
+      at += count - 1;
     }
-    if (exponent < 0) {
-      out_ += "0.";
-      for (int zeros = -exponent - 1; zeros > 0; --zeros) out_ += '0';
-      out_.append(digits, digit_count);
-      return;
-    }
-    const auto integer_digits = static_cast<std::size_t>(exponent) + 1;
-    if (digit_count <= integer_digits) {
-      out_.append(digits, digit_count);
-      for (std::size_t zeros = integer_digits - digit_count; zeros > 0; --zeros) out_ += '0';
-      out_ += ".0";
-    } else {
-      out_.append(digits, integer_digits);
-      out_ += '.';
-      out_.append(digits + integer_digits, digit_count - integer_digits);
-    }
+    *at++ = 'e';
+    *at++ = exponent < 0 ? '-' : '+';
+    const int magnitude = exponent < 0 ? -exponent : exponent;
+    if (magnitude < 10) *at++ = '0';
+    return std::to_chars(at, at + 3, magnitude).ptr;
   }
 
   void unicode_escape(char32_t unit) {
@@ -312,10 +370,46 @@ class JsonTextWriter {
     }
   }
 
-  void string(std::string_view text) {
-    out_ += '"';
-    std::size_t run_start = 0;
+  static constexpr std::string_view quote = "\"", comma_quote = ",\"", quote_colon = "\":";
+
+  void string(std::string_view text) { quoted(text, quote, quote); }
+
+  // `text` as a JSON string between `opening` (a quote, after a comma for a key that is
+  // not the first) and `closing` (a quote, then a colon for a key). Most strings (every
+  // key, most values) are plain throughout: they are found so a word at a time and
+  // copied in one go, punctuation included.
+  [[gnu::always_inline]] void quoted(std::string_view text, std::string_view opening, std::string_view closing) {
+    const std::size_t plain = plain_prefix(text);
+    char* at = out_.reserve(text.size() + 4);
+    std::memcpy(at, opening.data(), 2);  // over-copies a one-byte opening; the room is there
+    at += opening.size();
+    Output::copy_short(at, text.data(), plain);
+    at += plain;
+    if (plain == text.size()) {
+      std::memcpy(at, closing.data(), 2);
+      out_.commit_to(at + closing.size());
+      return;
+    }
+    out_.commit_to(at);
+    escaped_rest(text, plain);
+    out_ += closing;
+  }
+
+  // The length of the run of plain bytes `text` starts with.
+  static std::size_t plain_prefix(std::string_view text) noexcept {
+    const std::size_t size = text.size();
     std::size_t i = 0;
+    while (i + 8 <= size && all_plain(text.data() + i)) i += 8;
+    // Fewer than 8 bytes left: test the last 8, overlapping words already seen.
+    if (i < size && i + 8 > size && size >= 8 && all_plain(text.data() + size - 8)) return size;
+    while (i < size && plain_bytes[static_cast<unsigned char>(text[i])]) ++i;
+    return i;
+  }
+
+  // Writes text[from..] (text[from] is not plain), escaping as it goes.
+  void escaped_rest(std::string_view text, std::size_t from) {
+    std::size_t run_start = from;
+    std::size_t i = from;
     while (i < text.size()) {
       if (i + 8 <= text.size() && all_plain(text.data() + i)) {
         i += 8;
@@ -338,7 +432,6 @@ class JsonTextWriter {
       run_start = i;
     }
     out_.append(text.data() + run_start, text.size() - run_start);
-    out_ += '"';
   }
 
   Output out_;

@@ -4,8 +4,14 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <bit>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -24,6 +30,34 @@ json::value nested_arrays(std::size_t depth) {
   json::value value = json::array{};
   for (std::size_t i = 1; i < depth; ++i) value = json::array{std::move(value)};
   return value;
+}
+
+// Python's repr(float), built independently of the serializer: the shortest round-trip
+// digits from std::to_chars's scientific form, laid out by Python's float_repr rules.
+std::string python_repr(double number) {
+  char buffer[48];
+  std::string scientific(buffer, std::to_chars(buffer, buffer + sizeof buffer, number,
+                                                std::chars_format::scientific).ptr);
+  std::string repr;
+  if (scientific.front() == '-') {
+    repr = "-";
+    scientific.erase(0, 1);
+  }
+  const std::size_t e = scientific.find('e');
+  const int exponent = std::stoi(scientific.substr(e + 1));
+  std::string digits = scientific.substr(0, e);
+  std::erase(digits, '.');
+  const int point = exponent + 1;
+  const int count = static_cast<int>(digits.size());
+  if (point > 16 || point < -3) {
+    repr += digits.substr(0, 1);
+    if (count > 1) repr += "." + digits.substr(1);
+    std::snprintf(buffer, sizeof buffer, "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
+    return repr + buffer;
+  }
+  if (point <= 0) return repr + "0." + std::string(-point, '0') + digits;
+  if (point < count) return repr + digits.substr(0, point) + "." + digits.substr(point);
+  return repr + digits + std::string(point - count, '0') + ".0";
 }
 
 }  // namespace
@@ -62,6 +96,21 @@ BOOST_AUTO_TEST_CASE(doubles_print_as_python_repr) {
   for (const auto& [number, expected] : cases) BOOST_TEST(text(number) == expected);
 }
 
+BOOST_AUTO_TEST_CASE(random_doubles_print_as_python_repr) {
+  std::mt19937_64 random(20261130);
+  std::size_t checked = 0;
+  for (int i = 0; i < 300'000; ++i) {
+    double number = std::bit_cast<double>(random());  // every magnitude and digit count
+    if (i % 3 == 1) number = double(random() % 100'000'000) / std::pow(10.0, int(random() % 12));  // short decimals
+    if (i % 3 == 2) number = double(random() >> (random() % 64));  // whole numbers
+    if (!std::isfinite(number)) continue;
+    const std::string expected = python_repr(number);
+    if (text(number) != expected) BOOST_TEST(text(number) == expected);
+    ++checked;
+  }
+  BOOST_TEST(checked > 250'000u);
+}
+
 BOOST_AUTO_TEST_CASE(integers_print_exactly_across_the_64_bit_ranges) {
   BOOST_TEST(text(std::int64_t{0}) == "0");
   BOOST_TEST(text(std::int64_t{-42}) == "-42");
@@ -89,17 +138,22 @@ BOOST_AUTO_TEST_CASE(strings_escape_as_python_does) {
   BOOST_TEST(text(json::object{{"k\"\xc3\xa9", 1}}) == R"({"k\"\u00e9":1})");
 }
 
-BOOST_AUTO_TEST_CASE(escapes_are_found_at_every_position_of_long_strings) {
+BOOST_AUTO_TEST_CASE(escapes_are_found_at_every_position_of_strings_of_every_length) {
   const std::vector<std::pair<std::string, std::string>> specials{
       {"\"", R"(\")"}, {"\\", R"(\\)"}, {"\n", R"(\n)"}, {"\x1f", R"(\u001f)"},
       {"\x7f", R"(\u007f)"}, {"\xc3\xa9", R"(\u00e9)"}, {"\xff", R"(\ufffd)"}};
   for (const auto& [special, escaped] : specials) {
-    for (std::size_t at = 0; at <= 24; ++at) {
-      const std::string before(at, 'a');
-      const std::string after(24 - at, 'z');
-      BOOST_TEST(text(json::string(before + special + after)) == "\"" + before + escaped + after + "\"",
-                 "special " << escaped << " at " << at);
+    for (std::size_t length = 0; length <= 40; ++length) {
+      for (std::size_t at = 0; at <= length; ++at) {
+        const std::string before(at, 'a');
+        const std::string after(length - at, '~');
+        BOOST_TEST(text(json::string(before + special + after)) == "\"" + before + escaped + after + "\"",
+                   "special " << escaped << " at " << at << " of " << length);
+      }
     }
+  }
+  for (std::size_t length = 0; length <= 40; ++length) {
+    BOOST_TEST(text(json::string(std::string(length, ' '))) == "\"" + std::string(length, ' ') + "\"");
   }
   BOOST_TEST(text(json::string(std::string(100, ' ') + "~")) == "\"" + std::string(100, ' ') + "~\"");
 }
