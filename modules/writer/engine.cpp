@@ -7,7 +7,9 @@ module;
 #include <cxxabi.h>
 #include <exception>
 #include <filesystem>
+#include <condition_variable>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -79,23 +81,34 @@ std::string describe_current_exception() {
 
 WriterEngine::WriterEngine(WriterOptions options) : options_(std::move(options)) {
   validate(options_);
-  gate_.store(options_.output_dir ? accepting_bit : 0, std::memory_order_relaxed);
+  state_.store(options_.output_dir ? accepting_bit : 0, std::memory_order_relaxed);
 }
 
-bool WriterEngine::enter() noexcept {
-  if (gate_.fetch_add(1, std::memory_order_acquire) & accepting_bit) return true;
-  gate_.fetch_sub(1, std::memory_order_release);
-  ignored_.fetch_add(1, std::memory_order_relaxed);
-  return false;
+// One attempt-loop of admission from `state` (the last value seen). Refuses without
+// writing the state word: a stopped writer or a full queue costs a load, not a
+// contended read-modify-write.
+WriterEngine::Admission WriterEngine::admit(std::uint64_t& state) noexcept {
+  for (;;) {
+    if ((state & accepting_bit) == 0 || (state & depth_mask) >= options_.queue_size) {
+      return Admission::refused;
+    }
+    const std::uint64_t depth = (state & depth_mask) + 1;
+    const bool wake = (state & idle_bit) != 0 ||
+                      ((state & napping_bit) != 0 && depth >= (options_.queue_size + 1) / 2);
+    const std::uint64_t next = wake ? (state + 1) & ~(idle_bit | napping_bit) : state + 1;
+    if (state_.compare_exchange_weak(state, next, std::memory_order_relaxed)) {
+      return wake ? Admission::admitted_wake_drain : Admission::admitted;
+    }
+  }
 }
 
-void WriterEngine::leave() noexcept { gate_.fetch_sub(1, std::memory_order_release); }
-
-bool WriterEngine::reserve_slot() noexcept {
-  // A full queue is seen with a load: drops then write no shared cache line but counters.
-  if (depth_.load(std::memory_order_relaxed) < options_.queue_size) {
-    if (depth_.fetch_add(1, std::memory_order_relaxed) < options_.queue_size) return true;
-    depth_.fetch_sub(1, std::memory_order_relaxed);
+WriterEngine::Admission WriterEngine::reserve_slot() noexcept {
+  std::uint64_t state = state_.load(std::memory_order_relaxed);
+  const Admission admission = admit(state);
+  if (admission != Admission::refused) return admission;
+  if ((state & accepting_bit) == 0) {
+    ignored_.fetch_add(1, std::memory_order_relaxed);
+    return admission;
   }
   queue_full_.fetch_add(1, std::memory_order_relaxed);
   const std::uint64_t dropped = dropped_records_.fetch_add(1, std::memory_order_relaxed) + 1;
@@ -103,26 +116,24 @@ bool WriterEngine::reserve_slot() noexcept {
     log(LogLevel::warning,
         "Dropped " + std::to_string(dropped) + " " + options_.subject + " records");
   }
-  return false;
+  return admission;
 }
 
-bool WriterEngine::wait_for_slot() noexcept {
+WriterEngine::Admission WriterEngine::wait_for_slot() noexcept {
   bool waiting = false;
   for (;;) {
     const std::uint32_t epoch = room_epoch_.load(std::memory_order_acquire);
-    if (depth_.fetch_add(1, std::memory_order_relaxed) < options_.queue_size) break;
-    depth_.fetch_sub(1, std::memory_order_relaxed);
-    if ((gate_.load(std::memory_order_acquire) & accepting_bit) == 0) {
+    std::uint64_t state = state_.load(std::memory_order_relaxed);
+    const Admission admission = admit(state);
+    if (admission != Admission::refused || (state & accepting_bit) == 0) {
       if (waiting) waiting_.fetch_sub(1, std::memory_order_relaxed);
-      ignored_.fetch_add(1, std::memory_order_relaxed);
-      return false;
+      if (admission == Admission::refused) ignored_.fetch_add(1, std::memory_order_relaxed);
+      return admission;
     }
     if (!waiting) waiting_.fetch_add(1, std::memory_order_relaxed);
     waiting = true;
     room_epoch_.wait(epoch, std::memory_order_acquire);
   }
-  if (waiting) waiting_.fetch_sub(1, std::memory_order_relaxed);
-  return true;
 }
 
 void WriterEngine::announce_room() noexcept {
@@ -131,26 +142,60 @@ void WriterEngine::announce_room() noexcept {
 }
 
 void WriterEngine::refuse_reserved() noexcept {
-  depth_.fetch_sub(1, std::memory_order_relaxed);
+  state_.fetch_sub(1, std::memory_order_relaxed);
   queue_full_.fetch_add(1, std::memory_order_relaxed);
   dropped_records_.fetch_add(1, std::memory_order_relaxed);
 }
 
 void WriterEngine::took(std::size_t records) noexcept {
-  const std::uint64_t depth = depth_.fetch_sub(records, std::memory_order_relaxed) - records;
+  const std::uint64_t depth = (state_.fetch_sub(records, std::memory_order_relaxed) & depth_mask) - records;
   taken_.fetch_add(records, std::memory_order_relaxed);
   // Waiting submits are woken once the queue is half empty, not after every batch: they
   // then refill it in one go instead of trading the cores with the drain batch by batch.
   if (depth <= options_.queue_size / 2) announce_room();
 }
 
+std::uint64_t WriterEngine::depth() const noexcept {
+  return state_.load(std::memory_order_relaxed) & depth_mask;
+}
+
+bool WriterEngine::accepting() const noexcept {
+  return (state_.load(std::memory_order_relaxed) & accepting_bit) != 0;
+}
+
 void WriterEngine::stop_accepting() noexcept {
-  gate_.fetch_and(~accepting_bit, std::memory_order_acq_rel);
+  state_.fetch_and(~accepting_bit, std::memory_order_acq_rel);
   announce_room();  // wakes waiting submits, which now see the writer closed
-  // A submit in progress finishes without blocking; wait for the stragglers.
-  while ((gate_.load(std::memory_order_acquire) & ~accepting_bit) != 0) {
-    std::this_thread::yield();
+  wake_drain();
+}
+
+void WriterEngine::await_records(unsigned empty_polls) {
+  const std::uint64_t bit = empty_polls >= naps_before_idle ? idle_bit : napping_bit;
+  std::uint64_t state = state_.load(std::memory_order_relaxed);
+  do {
+    if ((state & depth_mask) != 0 || (state & accepting_bit) == 0) {
+      std::this_thread::yield();  // a push in progress, or closing: poll again
+      return;
+    }
+  } while (!state_.compare_exchange_weak(state, state | bit, std::memory_order_relaxed));
+  std::unique_lock lock(drain_mutex_);
+  const auto woken = [&] {
+    const std::uint64_t now = state_.load(std::memory_order_relaxed);
+    return (now & bit) == 0 || (now & accepting_bit) == 0;
+  };
+  if (bit == idle_bit) {
+    drain_wakeup_.wait(lock, woken);
+  } else {
+    drain_wakeup_.wait_for(lock, nap, woken);
   }
+  state_.fetch_and(~bit, std::memory_order_relaxed);
+}
+
+void WriterEngine::wake_drain() noexcept {
+  // Taking the mutex orders this wake-up after the drain's check of its bit, so the
+  // notification cannot fall between that check and the wait.
+  { const std::lock_guard lock(drain_mutex_); }
+  drain_wakeup_.notify_one();
 }
 
 std::optional<std::filesystem::path> WriterEngine::open_output() {
@@ -249,7 +294,7 @@ WriterStats WriterEngine::stats() const noexcept {
   stats.lines_written = load(lines_);
   stats.bytes_written = load(bytes_);
   stats.appends = load(appends_);
-  stats.queue_depth = load(depth_);
+  stats.queue_depth = depth();
   stats.waiting_for_room = load(waiting_);
   stats.submitted = stats.ignored + stats.dropped_queue_full + load(taken_) + stats.queue_depth;
   if (const std::int64_t ns = last_append_ns_.load(std::memory_order_relaxed); ns != 0) {

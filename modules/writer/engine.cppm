@@ -4,6 +4,7 @@
 module;
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
@@ -41,23 +42,36 @@ class WriterEngine {
 
   const WriterOptions& options() const noexcept { return options_; }
 
-  // The submit gate. enter() returns false, counting the record as ignored, unless the
-  // writer accepts records; a true enter() is paired with leave().
-  bool enter() noexcept;
-  void leave() noexcept;
-  // Claims a queue slot, or counts a queue-full drop (rate-limited WARNING).
-  bool reserve_slot() noexcept;
-  // Claims a queue slot, waiting while the queue is full. False, counting the record as
+  // What a submit may do with its record. After pushing an admitted record, the submit
+  // calls wake_drain() if told to.
+  enum class Admission { refused, admitted, admitted_wake_drain };
+
+  // Admits a record into the queue's depth, or refuses it: counted as ignored when the
+  // writer is not accepting, as a queue-full drop (rate-limited WARNING) when full.
+  // One compare-and-swap on the state word; no lock, no system call.
+  Admission reserve_slot() noexcept;
+  // Like reserve_slot, but waits while the queue is full. Refused, counting the record as
   // ignored, when the writer stops accepting meanwhile. Never counts a queue-full drop.
-  bool wait_for_slot() noexcept;
-  // Gives back a claimed slot whose push failed, counting the record as a queue-full drop.
+  Admission wait_for_slot() noexcept;
+  // Gives back an admitted slot whose push failed, counting the record as a queue-full drop.
   void refuse_reserved() noexcept;
   // The drain took `records` from the queue.
   void took(std::size_t records) noexcept;
-  void announce_room() noexcept;
-  // Refuses every later submit, then waits until no submit is in progress, so that
-  // every accepted record is already in the queue.
+  // Admitted records not yet taken, including any whose push is still in progress.
+  std::uint64_t depth() const noexcept;
+  bool accepting() const noexcept;
+  // Refuses every later submit and wakes the drain and waiting submits. Records admitted
+  // before may still be on their way into the queue: depth() says how many remain.
   void stop_accepting() noexcept;
+
+  // The drain calls this after finding the queue empty, the `empty_polls`-th time in a
+  // row. While records are admitted but not yet pushed, or once the writer stops
+  // accepting, it returns at once. Otherwise the drain naps (a submit wakes it early only
+  // once the queue is half full), and after a run of empty naps sleeps until the next
+  // submit wakes it. So a submit makes no system call while records keep coming, and an
+  // idle writer costs no CPU.
+  void await_records(unsigned empty_polls);
+  void wake_drain() noexcept;
 
   // Creates the output directory and names the file. Empty without an output
   // directory, or when the directory cannot be created (logged at ERROR).
@@ -77,15 +91,25 @@ class WriterEngine {
   void log(LogLevel level, std::string_view message) const noexcept;
 
  private:
+  // The state word: flags and, below them, the depth. Submits and the drain agree on
+  // admission, closing and waking through this one atomic.
   static constexpr std::uint64_t accepting_bit = std::uint64_t{1} << 63;
+  static constexpr std::uint64_t idle_bit = std::uint64_t{1} << 62;     // drain waits for a submit
+  static constexpr std::uint64_t napping_bit = std::uint64_t{1} << 61;  // drain naps; wake it when half full
+  static constexpr std::uint64_t depth_mask = napping_bit - 1;
+  static constexpr std::chrono::milliseconds nap{1};
+  static constexpr unsigned naps_before_idle = 20;
+
+  Admission admit(std::uint64_t& state) noexcept;
+  void announce_room() noexcept;
 
   WriterOptions options_;
-  std::atomic<std::uint64_t> gate_;  // accepting_bit | submits in progress
-  std::atomic<std::uint64_t> depth_{0};
-  std::atomic<std::uint32_t> room_epoch_{0};  // bumped when room may have appeared
+  alignas(64) std::atomic<std::uint64_t> state_;
+  alignas(64) std::mutex drain_mutex_;
+  std::condition_variable drain_wakeup_;
+  alignas(64) std::atomic<std::uint32_t> room_epoch_{0};  // bumped when room may have appeared
   std::atomic<std::uint64_t> waiting_{0};     // submits waiting for room
-  std::atomic<std::uint64_t> taken_{0};
-  std::atomic<std::uint64_t> dropped_records_{0};  // the reference's shared counter
+  alignas(64) std::atomic<std::uint64_t> dropped_records_{0};  // the reference's shared counter
   std::atomic<std::uint64_t> queue_full_{0};
   std::atomic<std::uint64_t> malformed_{0};
   // Unexpected errors of one stage: the records they cost, and how many there were
@@ -103,6 +127,7 @@ class WriterEngine {
   std::atomic<std::uint64_t> write_error_events_{0};
   std::atomic<std::uint64_t> abandoned_{0};
   std::atomic<std::uint64_t> ignored_{0};
+  alignas(64) std::atomic<std::uint64_t> taken_{0};
   std::atomic<std::uint64_t> sanitized_{0};
   std::atomic<std::uint64_t> written_{0};
   std::atomic<std::uint64_t> lines_{0};

@@ -47,7 +47,11 @@ export namespace jsonl {
 //                later on its own thread. Idempotent; the destructor calls it.
 //
 // start(), close() and path() may be called from any thread; submit() from any number of
-// threads at once, at any time.
+// threads at once, at any time. Record must be default-constructible and movable.
+//
+// Write latency: a drain that finds the queue empty naps (1 ms) rather than being woken
+// by every submit, so a record may reach the file up to a nap after it was submitted;
+// after a run of empty naps it sleeps until the next submit wakes it.
 template <class Record = boost::json::value>
 class JsonlRecordWriter : private GroupSerializer<Record> {
  public:
@@ -63,8 +67,7 @@ class JsonlRecordWriter : private GroupSerializer<Record> {
         worker_(engine_) {
     if (!format_) throw std::invalid_argument("a record format is required");
     if (!layout_) throw std::invalid_argument("a batch layout is required");
-    // One slot beyond the admission limit is kept for close()'s stop marker.
-    queue_.set_capacity(static_cast<std::ptrdiff_t>(engine_->options().queue_size) + 1);
+    queue_.set_capacity(static_cast<std::ptrdiff_t>(engine_->options().queue_size));
   }
 
   JsonlRecordWriter(const JsonlRecordWriter&) = delete;
@@ -89,13 +92,15 @@ class JsonlRecordWriter : private GroupSerializer<Record> {
     phase_ = Phase::running;
   }
 
-  // Queues `record` and returns true, or returns false when the writer is not accepting
-  // (counted as ignored) or its queue is full (the newest record, this one, is dropped and
-  // counted; WARNING "Dropped <n> <subject> records" when the shared dropped_records()
-  // counter reaches 1 or a multiple of 1000). Never blocks, never throws, does no I/O
-  // of its own (the log sink is called for that rate-limited warning).
-  bool submit(Record record) noexcept {
-    return enqueue<&detail::WriterEngine::reserve_slot>(std::move(record));
+  // Moves `record` into the queue and returns true, or returns false, leaving `record`
+  // with the caller, when the writer is not accepting (counted as ignored) or its queue is
+  // full (the newest record, this one, is dropped and counted; WARNING "Dropped <n>
+  // <subject> records" when the shared dropped_records() counter reaches 1 or a multiple
+  // of 1000). Never blocks, never throws, does no I/O of its own (the log sink is called
+  // for that rate-limited warning), and makes no system call while the writer is busy:
+  // an idle drain is woken by the first record after a pause.
+  bool submit(Record&& record) noexcept {
+    return enqueue<&detail::WriterEngine::reserve_slot>(record);
   }
 
   // For batch producers that must not lose records to a full queue: like submit, but
@@ -104,8 +109,8 @@ class JsonlRecordWriter : private GroupSerializer<Record> {
   // accepting while it waits (close() wakes it). Do not call it on a thread that
   // close() must not wait for, and not before start() on a full queue unless another
   // thread will start or close the writer.
-  bool submit_wait(Record record) noexcept {
-    return enqueue<&detail::WriterEngine::wait_for_slot>(std::move(record));
+  bool submit_wait(Record&& record) noexcept {
+    return enqueue<&detail::WriterEngine::wait_for_slot>(record);
   }
 
   // See the lifecycle above. Blocks at most the shutdown timeout plus the time to join
@@ -120,7 +125,6 @@ class JsonlRecordWriter : private GroupSerializer<Record> {
       return;
     }
     phase_ = Phase::closed;
-    queue_.push(Slot());  // the stop marker: every accepted record is ahead of it
     if (drain_finished_.wait_for(engine_->options().shutdown_timeout) !=
         std::future_status::ready) {
       engine_->log(LogLevel::warning, "Timed out flushing " + engine_->options().subject +
@@ -146,26 +150,23 @@ class JsonlRecordWriter : private GroupSerializer<Record> {
   WriterStats stats() const noexcept { return engine_->stats(); }
 
  private:
-  // An empty slot is the stop marker, which only close() pushes: no record value, not
-  // even a JSON null, can stop the drain.
-  using Slot = std::optional<Record>;
   enum class Phase { created, running, closed };
+  using Admission = detail::WriterEngine::Admission;
 
   // Moves `record` into the queue once `claim` has admitted it.
-  template <bool (detail::WriterEngine::*claim)() noexcept>
-  bool enqueue(Record&& record) noexcept {
-    if (!engine_->enter()) return false;
-    bool accepted = false;
-    if ((engine_.get()->*claim)()) {
-      try {
-        queue_.push(Slot(std::move(record)));
-        accepted = true;
-      } catch (...) {
-        engine_->refuse_reserved();
-      }
+  template <Admission (detail::WriterEngine::*claim)() noexcept>
+  bool enqueue(Record& record) noexcept {
+    const Admission admission = (engine_.get()->*claim)();
+    if (admission == Admission::refused) return false;
+    bool pushed = false;
+    try {
+      queue_.push(std::move(record));
+      pushed = true;
+    } catch (...) {
+      engine_->refuse_reserved();
     }
-    engine_->leave();
-    return accepted;
+    if (admission == Admission::admitted_wake_drain) engine_->wake_drain();
+    return pushed;
   }
 
   static std::shared_ptr<const RecordFormat<Record>> default_format() {
@@ -185,22 +186,20 @@ class JsonlRecordWriter : private GroupSerializer<Record> {
     drain_done_.set_value();
   }
 
+  // Until the writer stops accepting and every record admitted before is taken.
   void drain_batches() {
     const std::size_t batch_size = engine_->options().batch_size;
     std::vector<Record> batch;
     batch.reserve(batch_size);
-    for (bool stopping = false; !stopping;) {
-      Slot slot;
-      queue_.pop(slot);
-      if (!slot) break;
-      batch.push_back(std::move(*slot));
-      while (batch.size() < batch_size && queue_.try_pop(slot)) {
-        if (!slot) {
-          stopping = true;
-          break;
-        }
-        batch.push_back(std::move(*slot));
+    Record record;
+    for (unsigned empty_polls = 0;;) {
+      while (batch.size() < batch_size && queue_.try_pop(record)) batch.push_back(std::move(record));
+      if (batch.empty()) {
+        if (!engine_->accepting() && engine_->depth() == 0) break;
+        engine_->await_records(empty_polls++);
+        continue;
       }
+      empty_polls = 0;
       engine_->took(batch.size());
       write_batch_contained(batch);
       batch.clear();
@@ -302,12 +301,14 @@ class JsonlRecordWriter : private GroupSerializer<Record> {
     }
   }
 
-  // Counts every record still queued as abandoned. Only after stop_accepting().
+  // Counts every record admitted and not yet taken as abandoned, waiting for pushes still
+  // in progress. Only after stop_accepting(), and not beside a running drain.
   void abandon_queued() noexcept {
     std::size_t records = 0;
-    Slot slot;
-    while (queue_.try_pop(slot)) {
-      if (slot) ++records;
+    for (Record record;;) {
+      while (queue_.try_pop(record)) ++records;
+      if (engine_->depth() == records) break;
+      std::this_thread::yield();
     }
     engine_->took(records);
     engine_->count_abandoned(records);
@@ -316,7 +317,7 @@ class JsonlRecordWriter : private GroupSerializer<Record> {
   std::shared_ptr<detail::WriterEngine> engine_;
   std::shared_ptr<const RecordFormat<Record>> format_;
   std::shared_ptr<const BatchLayout<Record>> layout_;
-  tbb::concurrent_bounded_queue<Slot> queue_;
+  tbb::concurrent_bounded_queue<Record> queue_;
   detail::WriteWorker worker_;
   // Records serialized by one task: enough to outweigh handing the task to another core.
   static constexpr std::size_t records_per_chunk = 32;

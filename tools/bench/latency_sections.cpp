@@ -1,6 +1,9 @@
 // Producer-side figures: submit latency while the drain keeps up and while it is stuck,
 // overload, and close() on a stuck write.
+#include <algorithm>
 #include <atomic>
+#include <new>
+#include <optional>
 #include <barrier>
 #include <chrono>
 #include <cstdio>
@@ -58,21 +61,28 @@ Latencies time_submits(Writer& writer, unsigned producers, std::size_t per_produ
   return {percentile(copy, 50), percentile(copy, 99), percentile(copy, 99.9)};
 }
 
-double resident_bytes() {
-  long pages = 0, resident = 0;
-  if (std::FILE* statm = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(statm, "%ld %ld", &pages, &resident) != 2) resident = 0;
-    std::fclose(statm);
-  }
-  return double(resident) * 4096;
-}
+// Counts the heap a copy takes, in glibc malloc chunks: what one queued record holds,
+// measured without holding copies (which would raise the peak RSS being measured).
+class CountingResource : public boost::json::memory_resource {
+ public:
+  std::size_t allocated = 0;
 
-// The memory one queued record holds: resident growth over many copies of it.
+ private:
+  void* do_allocate(std::size_t bytes, std::size_t alignment) override {
+    allocated += std::max<std::size_t>(32, (bytes + 8 + 15) & ~std::size_t{15});  // a glibc malloc chunk
+    return ::operator new(bytes, std::align_val_t(alignment));
+  }
+  void do_deallocate(void* pointer, std::size_t, std::size_t alignment) override {
+    ::operator delete(pointer, std::align_val_t(alignment));
+  }
+  bool do_is_equal(const memory_resource& other) const noexcept override { return this == &other; }
+};
+
+// The memory one queued record holds: its queue slot and the heap its value uses.
 double in_memory_size(const boost::json::value& record) {
-  constexpr int copies = 4000;
-  const double before = resident_bytes();
-  std::vector<boost::json::value> held(copies, record);
-  return (resident_bytes() - before) / copies;
+  CountingResource counting;
+  { const boost::json::value copy(record, boost::json::storage_ptr(&counting)); }
+  return double(sizeof(std::optional<boost::json::value>) + counting.allocated);
 }
 
 }  // namespace
