@@ -41,7 +41,8 @@ AppendResult append_to_file(const std::filesystem::path& file, std::string_view 
 
 // The writer's shared step: serializes `group`, in order, into one append to `file`.
 // Records that cannot be serialized are dropped and counted by the writer; the append
-// holds the rest. The records are consumed (the format may move from them).
+// holds the rest. The records are consumed: the format may move from them, and each is
+// released (reset to a default Record) once serialized.
 template <class Record>
 class GroupSerializer {
  public:

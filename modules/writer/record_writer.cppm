@@ -248,6 +248,7 @@ class JsonlRecordWriter : private GroupSerializer<Record> {
       const std::size_t end = std::min(group.size(), (chunk + 1) * records_per_chunk);
       for (std::size_t i = chunk * records_per_chunk; i < end; ++i) {
         outcomes[i] = serialize_one(group[i], texts[chunk]);
+        group[i] = Record();  // released here, in parallel, rather than with the batch
       }
     };
     if (chunks > 1) {

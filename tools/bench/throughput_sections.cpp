@@ -1,5 +1,8 @@
 // Drain-side figures: the serializer against boost::json::serialize, shaping cost, and
 // end-to-end throughput against two baselines measured in the same run.
+#include <tbb/info.h>
+
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -121,18 +124,31 @@ Throughput naive_writer(std::vector<boost::json::value> records, const std::file
   return {records.size() / seconds, bytes / seconds / 1e6};
 }
 
-// Shaping plus Python-exact serialization on one thread: what the drain does per record.
-Throughput serializer_only(std::vector<boost::json::value> records) {
-  std::string out;
-  std::size_t bytes = 0;
+// What the drain does per record, without the queue and the I/O: shape, serialize into
+// a buffer, release the record. On `threads` threads, each taking an equal share.
+Throughput serializer_only(std::vector<boost::json::value> records, unsigned threads) {
+  std::vector<std::size_t> bytes(threads);
   const auto start = Clock::now();
-  for (auto& record : records) {
-    out.clear();
-    jsonl::PerfMetricsFormat().append_line(record, out);
-    bytes += out.size();
+  {
+    std::vector<std::jthread> workers;
+    const std::size_t share = (records.size() + threads - 1) / threads;
+    for (unsigned t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        std::string out;
+        const std::size_t end = std::min(records.size(), (t + 1) * share);
+        for (std::size_t i = t * share; i < end; ++i) {
+          out.clear();
+          jsonl::PerfMetricsFormat().append_line(records[i], out);
+          records[i] = boost::json::value();
+          bytes[t] += out.size();
+        }
+      });
+    }
   }
   const double seconds = seconds_since(start);
-  return {records.size() / seconds, bytes / seconds / 1e6};
+  std::size_t total = 0;
+  for (const std::size_t b : bytes) total += b;
+  return {records.size() / seconds, total / seconds / 1e6};
 }
 
 }  // namespace
@@ -210,10 +226,16 @@ int end_to_end(const Settings& settings) {
 
         const Throughput raw = raw_append(file, directory / "raw");
         const Throughput naive = naive_writer(raw_records(count, shape), directory / "naive");
-        const Throughput alone = serializer_only(raw_records(count, shape));
+        // The writer serializes on the drain thread and oneTBB's workers: as many threads
+        // as oneTBB's default concurrency, the same thread count for the baseline.
+        const auto threads = static_cast<unsigned>(tbb::info::default_concurrency());
+        const Throughput alone = serializer_only(raw_records(count, shape), threads);
+        const Throughput one_thread = serializer_only(raw_records(count, shape), 1);
         figure((name + "_baseline_raw_append").c_str(), raw.records_per_second, "records/s");
         figure((name + "_baseline_naive_writer").c_str(), naive.records_per_second, "records/s");
         figure((name + "_serializer_only").c_str(), alone.records_per_second, "records/s");
+        figure((name + "_serializer_only_threads").c_str(), threads, "threads");
+        figure((name + "_serializer_only_1_thread").c_str(), one_thread.records_per_second, "records/s");
         figure((name + "_ratio_to_raw_append").c_str(), ours.records_per_second / raw.records_per_second, "x");
         figure((name + "_ratio_to_naive_writer").c_str(), ours.records_per_second / naive.records_per_second, "x");
         figure((name + "_ratio_to_serializer_only").c_str(), ours.records_per_second / alone.records_per_second, "x");
