@@ -160,30 +160,38 @@ int serializer(const Settings& settings) {
   const auto records = shaped(raw_records(settings.quick ? 4'000 : 20'000, Shape::worker));
   const int rounds = settings.quick ? 3 : 10;
   const double count = double(records.size()) * rounds;
-  const auto measure = [&](auto&& serialize_one) {
+  // The three take turns round by round, so a slower stretch of a shared machine falls
+  // on all of them alike.
+  struct Totals {
     std::size_t bytes = 0;
-    const auto start = Clock::now();
-    for (int round = 0; round < rounds; ++round) {
-      for (const auto& record : records) bytes += serialize_one(record);
-    }
-    return std::pair{bytes, seconds_since(start)};
+    double seconds = 0;
   };
+  const auto measure_round = [&](Totals& totals, auto&& serialize_one) {
+    const auto start = Clock::now();
+    for (const auto& record : records) totals.bytes += serialize_one(record);
+    totals.seconds += seconds_since(start);
+  };
+  Totals ours, boost_serialize, boost_stream;
   std::string out;
-  const auto [ours_bytes, ours_seconds] = measure([&](const boost::json::value& record) {
-    out.clear();
-    jsonl::append_json(record, out);
-    return out.size();
-  });
-  const auto [boost_bytes, boost_seconds] =
-      measure([](const boost::json::value& record) { return boost::json::serialize(record).size(); });
   char buffer[65536];
-  const auto [stream_bytes, stream_seconds] = measure([&](const boost::json::value& record) {
-    boost::json::serializer serializer;
-    serializer.reset(&record);
-    std::size_t bytes = 0;
-    while (!serializer.done()) bytes += serializer.read(buffer).size();
-    return bytes;
-  });
+  for (int round = 0; round < rounds; ++round) {
+    measure_round(ours, [&](const boost::json::value& record) {
+      out.clear();
+      jsonl::append_json(record, out);
+      return out.size();
+    });
+    measure_round(boost_serialize, [](const boost::json::value& record) { return boost::json::serialize(record).size(); });
+    measure_round(boost_stream, [&](const boost::json::value& record) {
+      boost::json::serializer serializer;
+      serializer.reset(&record);
+      std::size_t bytes = 0;
+      while (!serializer.done()) bytes += serializer.read(buffer).size();
+      return bytes;
+    });
+  }
+  const auto [ours_bytes, ours_seconds] = ours;
+  const auto [boost_bytes, boost_seconds] = boost_serialize;
+  const auto [stream_bytes, stream_seconds] = boost_stream;
   figure("serializer_ours", ours_bytes / ours_seconds / 1e6, "MB/s");
   figure("serializer_ours_records", count / ours_seconds, "records/s");
   figure("serializer_boost", boost_bytes / boost_seconds / 1e6, "MB/s");
