@@ -23,6 +23,7 @@ using namespace std::chrono_literals;
 namespace {
 
 using jsonl_test::accounting_holds;
+using jsonl_test::StuckLayout;
 using jsonl_test::Log;
 using jsonl_test::test_options;
 
@@ -84,27 +85,6 @@ class FirstBatchLayoutFails : public jsonl::BatchLayout<json::value> {
 
  private:
   mutable bool first_ = true;  // the drain thread's alone
-};
-
-// An append that does not return until the test releases it.
-class StuckLayout : public jsonl::BatchLayout<json::value> {
- public:
-  struct Gates {
-    std::latch entered{1};
-    std::latch release{1};
-    std::latch returned{1};
-  };
-  explicit StuckLayout(std::shared_ptr<Gates> gates) : gates_(std::move(gates)) {}
-  jsonl::AppendResult append(const jsonl::FileAppend& append) const override {
-    gates_->entered.count_down();
-    gates_->release.wait();
-    const auto result = BatchLayout::append(append);
-    gates_->returned.count_down();
-    return result;
-  }
-
- private:
-  std::shared_ptr<Gates> gates_;
 };
 
 // A file per record key: the batch is grouped by "key" and each group serialized

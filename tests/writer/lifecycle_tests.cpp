@@ -155,6 +155,40 @@ BOOST_AUTO_TEST_CASE(close_wakes_a_waiting_submit_which_is_then_ignored) {
   BOOST_TEST(accounting_holds(stats));
 }
 
+BOOST_AUTO_TEST_CASE(close_wakes_a_waiting_submit_at_once_while_a_write_is_stuck) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.queue_size = 1;
+  options.batch_size = 1;
+  auto gates = std::make_shared<jsonl_test::StuckLayout::Gates>();
+  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(),
+                                    std::make_shared<jsonl_test::StuckLayout>(gates));
+  writer.start();
+  BOOST_TEST(writer.submit(numbered(0)));
+  gates->entered.wait();  // record 0 is in a write that does not return
+  BOOST_TEST(writer.submit(numbered(1)));
+  while (writer.stats().queue_depth != 0) std::this_thread::yield();  // the drain holds 1
+  BOOST_TEST(writer.submit(numbered(2)));  // fills the queue
+  bool accepted = true;
+  std::jthread producer([&] { accepted = writer.submit_wait(numbered(3)); });
+  while (writer.stats().waiting_for_room == 0) std::this_thread::yield();
+  std::atomic<bool> closed = false;
+  std::jthread closer([&] {
+    writer.close();
+    closed = true;
+  });
+  producer.join();  // woken by close(), not by the shutdown timeout
+  BOOST_TEST(!accepted);
+  BOOST_TEST(!closed);  // close() still waits for the stuck write
+  gates->release.count_down();
+  closer.join();
+  const auto stats = writer.stats();
+  BOOST_TEST(stats.written == 3u);
+  BOOST_TEST(stats.ignored == 1u);
+  BOOST_TEST(accounting_holds(stats));
+}
+
 BOOST_AUTO_TEST_CASE(writer_without_output_directory_does_nothing) {
   const auto threads = [] {
     return std::distance(std::filesystem::directory_iterator("/proc/self/task"),

@@ -1,9 +1,15 @@
-// What the writer's test files share: options that log into a record, and the
-// accounting identity.
+// What the writer's test files share: options that log into a record, the accounting
+// identity, and appends that wait for the test.
 #pragma once
 
+#include <boost/json/value.hpp>
+
+#include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <latch>
+#include <memory>
+#include <utility>
 
 #include "test_support.hpp"
 
@@ -25,5 +31,29 @@ inline jsonl::WriterOptions test_options(const std::filesystem::path& directory,
 inline bool accounting_holds(const jsonl::WriterStats& stats) {
   return stats.submitted == stats.written + stats.dropped();
 }
+
+// Appends that do not return until the test releases them; the gates tell when the
+// first append was entered and returned.
+class StuckLayout : public jsonl::BatchLayout<boost::json::value> {
+ public:
+  struct Gates {
+    std::latch entered{1};
+    std::latch release{1};
+    std::latch returned{1};
+    std::atomic<bool> first{true};
+  };
+  explicit StuckLayout(std::shared_ptr<Gates> gates) : gates_(std::move(gates)) {}
+  jsonl::AppendResult append(const jsonl::FileAppend& append) const override {
+    const bool first = gates_->first.exchange(false);
+    if (first) gates_->entered.count_down();
+    gates_->release.wait();
+    const auto result = BatchLayout::append(append);
+    if (first) gates_->returned.count_down();
+    return result;
+  }
+
+ private:
+  std::shared_ptr<Gates> gates_;
+};
 
 }  // namespace jsonl_test
