@@ -2,12 +2,12 @@ module;
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <ctime>
 #include <cxxabi.h>
 #include <exception>
 #include <filesystem>
-#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>

@@ -6,9 +6,9 @@ module;
 #include <array>
 #include <bit>
 #include <charconv>
-#include <cstring>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -76,12 +76,12 @@ class Output {
   Output& operator=(const Output&) = delete;
   ~Output() { text_.resize(static_cast<std::size_t>(cursor_ - text_.data())); }
 
-  // Room for `bytes` more at the returned cursor; commit() what was written there.
+  // Room for `bytes` more at the returned cursor; commit_to() the end of what was
+  // written there.
   [[gnu::always_inline]] char* reserve(std::size_t bytes) {
     if (static_cast<std::size_t>(end_ - cursor_) < bytes) grow(bytes);
     return cursor_;
   }
-  void commit(std::size_t bytes) noexcept { cursor_ += bytes; }
   void commit_to(char* end) noexcept { cursor_ = end; }
   [[gnu::always_inline]] void put(char c) { *reserve(1) = c, ++cursor_; }
   [[gnu::always_inline]] void append(const char* data, std::size_t bytes) {
@@ -243,8 +243,8 @@ class JsonTextWriter {
 
   template <class Integer>
   void integer(Integer number) {
-    char* at = out_.reserve(24);
-    out_.commit(static_cast<std::size_t>(std::to_chars(at, at + 24, number).ptr - at));
+    char* const at = out_.reserve(24);
+    out_.commit_to(std::to_chars(at, at + 24, number).ptr);
   }
 
   // Python's repr(float): the shortest digits that round-trip (Dragonbox, from fmt),
@@ -406,21 +406,11 @@ class JsonTextWriter {
     return i;
   }
 
-  // Writes text[from..] (text[from] is not plain), escaping as it goes.
+  // Writes text[from..] (text[from] is not plain): each byte that needs it escaped, the
+  // plain runs between them copied as they are.
   void escaped_rest(std::string_view text, std::size_t from) {
-    std::size_t run_start = from;
-    std::size_t i = from;
-    while (i < text.size()) {
-      if (i + 8 <= text.size() && all_plain(text.data() + i)) {
-        i += 8;
-        continue;
-      }
+    for (std::size_t i = from; i < text.size();) {
       const auto c = static_cast<unsigned char>(text[i]);
-      if (plain_bytes[c]) {
-        ++i;
-        continue;
-      }
-      out_.append(text.data() + run_start, i - run_start);
       if (c < 0x80) {
         ascii_escape(c);
         ++i;
@@ -429,9 +419,10 @@ class JsonTextWriter {
         non_ascii(text.substr(i), consumed);
         i += consumed;
       }
-      run_start = i;
+      const std::size_t plain = plain_prefix(text.substr(i));
+      out_.append(text.data() + i, plain);
+      i += plain;
     }
-    out_.append(text.data() + run_start, text.size() - run_start);
   }
 
   Output out_;

@@ -257,11 +257,13 @@ class JsonlRecordWriter : private GroupSerializer<Record> {
       serialize_chunk(0);
     }
 
+    // The first chunk's text becomes the append's; the others follow it.
     FileAppend append{std::move(file), {}, 0};
     std::size_t bytes = 0;
     for (const std::string& text : texts) bytes += text.size();
+    if (!texts.empty()) append.bytes = std::move(texts.front());
     append.bytes.reserve(bytes);
-    for (const std::string& text : texts) append.bytes += text;
+    for (std::size_t chunk = 1; chunk < texts.size(); ++chunk) append.bytes += texts[chunk];
     for (const LineOutcome& outcome : outcomes) {
       switch (outcome.kind) {
         case LineOutcome::sanitized:

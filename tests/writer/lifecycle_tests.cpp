@@ -56,6 +56,25 @@ class HeldRecordFormat : public jsonl::RecordFormat<HeldRecord> {
   bool is_malformed(const std::exception&) const noexcept override { return false; }
 };
 
+// Calls submit_wait(record) on a thread of its own, storing its result in `accepted`,
+// and returns once the call waits for room.
+std::jthread waiting_submit(jsonl::JsonlRecordWriter<>& writer, json::value record, bool& accepted) {
+  std::jthread producer([&writer, &accepted, record = std::move(record)]() mutable {
+    accepted = writer.submit_wait(std::move(record));
+  });
+  while (writer.stats().waiting_for_room == 0) std::this_thread::yield();
+  return producer;
+}
+
+// Calls close() on a thread of its own; `closed` tells when it has returned.
+template <class Writer>
+std::jthread close_in_background(Writer& writer, std::atomic<bool>& closed) {
+  return std::jthread([&writer, &closed] {
+    writer.close();
+    closed = true;
+  });
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(lifecycle)
@@ -91,10 +110,7 @@ BOOST_AUTO_TEST_CASE(close_writes_a_record_admitted_before_it_whose_push_is_stil
   std::jthread submitter([&] { BOOST_TEST(writer.submit(HeldRecord(1, hold))); });
   hold->moving.wait();  // admitted, and inside the push
   std::atomic<bool> closed = false;
-  std::jthread closer([&] {
-    writer.close();
-    closed = true;
-  });
+  std::jthread closer = close_in_background(writer, closed);
   while (writer.stats().ignored == 0) {  // a queue-full drop until close() stops accepting
     writer.submit(HeldRecord(2));
     std::this_thread::yield();
@@ -122,9 +138,8 @@ BOOST_AUTO_TEST_CASE(submit_wait_waits_for_room_instead_of_dropping) {
   jsonl::JsonlRecordWriter<> writer(options);
   BOOST_TEST(writer.submit_wait(numbered(0)));
   bool accepted = false;
-  std::jthread producer([&] { accepted = writer.submit_wait(numbered(1)); });
   // The queue is full and nothing drains it: the producer must be waiting, not dropping.
-  while (writer.stats().waiting_for_room == 0) std::this_thread::yield();
+  std::jthread producer = waiting_submit(writer, numbered(1), accepted);
   BOOST_TEST(writer.stats().dropped_queue_full == 0u);
   writer.start();
   producer.join();
@@ -144,8 +159,7 @@ BOOST_AUTO_TEST_CASE(close_wakes_a_waiting_submit_which_is_then_ignored) {
   jsonl::JsonlRecordWriter<> writer(options);
   BOOST_TEST(writer.submit(numbered(0)));
   bool accepted = true;
-  std::jthread producer([&] { accepted = writer.submit_wait(numbered(1)); });
-  while (writer.stats().waiting_for_room == 0) std::this_thread::yield();
+  std::jthread producer = waiting_submit(writer, numbered(1), accepted);
   writer.close();
   producer.join();
   BOOST_TEST(!accepted);
@@ -171,13 +185,9 @@ BOOST_AUTO_TEST_CASE(close_wakes_a_waiting_submit_at_once_while_a_write_is_stuck
   while (writer.stats().queue_depth != 0) std::this_thread::yield();  // the drain holds 1
   BOOST_TEST(writer.submit(numbered(2)));  // fills the queue
   bool accepted = true;
-  std::jthread producer([&] { accepted = writer.submit_wait(numbered(3)); });
-  while (writer.stats().waiting_for_room == 0) std::this_thread::yield();
+  std::jthread producer = waiting_submit(writer, numbered(3), accepted);
   std::atomic<bool> closed = false;
-  std::jthread closer([&] {
-    writer.close();
-    closed = true;
-  });
+  std::jthread closer = close_in_background(writer, closed);
   producer.join();  // woken by close(), not by the shutdown timeout
   BOOST_TEST(!accepted);
   BOOST_TEST(!closed);  // close() still waits for the stuck write
