@@ -49,10 +49,10 @@ WriterOptions perf_metrics_options(std::optional<std::filesystem::path> output_d
 // JSON type where an object is needed, and std::overflow_error for an infinite
 // request_id (as int(inf) raises OverflowError: an unexpected error, as in the reference).
 boost::json::value shape_perf_metrics_record(const boost::json::value& record);
-// The same, taking the record apart instead of copying from it.
-boost::json::value shape_perf_metrics_record(boost::json::value&& record);
 
-// Shapes, then writes Python-exact compact JSON plus '\n'.
+// Writes the shaped record's Python-exact compact JSON plus '\n' straight from the raw
+// record: the bytes of shape_perf_metrics_record then append_json, with the same errors,
+// without building the shaped value. Leaves the record as it was.
 class PerfMetricsFormat : public RecordFormat<boost::json::value> {
  public:
   bool append_line(boost::json::value& record, std::string& out) const override;
@@ -67,5 +67,14 @@ class PerfMetricsJsonlWriter : public JsonlRecordWriter<boost::json::value> {
   // With options from perf_metrics_options, possibly adjusted.
   explicit PerfMetricsJsonlWriter(WriterOptions options);
 };
+
+}  // namespace jsonl
+
+namespace jsonl {
+
+// The text half of PerfMetricsFormat: appends the shaped record's JSON text to `out` and
+// returns whether invalid UTF-8 was replaced. Throws as shape_perf_metrics_record, then
+// as append_json.
+bool append_shaped_json(const boost::json::value& record, std::string& out);
 
 }  // namespace jsonl

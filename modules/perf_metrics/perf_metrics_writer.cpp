@@ -24,7 +24,7 @@ WriterOptions perf_metrics_options(std::optional<std::filesystem::path> output_d
 }
 
 bool PerfMetricsFormat::append_line(boost::json::value& record, std::string& out) const {
-  const bool sanitized = append_json(shape_perf_metrics_record(std::move(record)), out);
+  const bool sanitized = append_shaped_json(record, out);
   out += '\n';
   return sanitized;
 }

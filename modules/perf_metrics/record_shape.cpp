@@ -1,12 +1,22 @@
 // The reference's _jsonl_record, _jsonl_worker_metrics and _jsonl_perf_metrics, in the
 // same order of evaluation, so the same key goes missing first (and the same wrong type
 // is found first) and output keys come in the same order.
+//
+// One description of the schema serves two outputs. It reads the raw record, never
+// changing it, and passes the shaped record's pieces to a sink: ValueBuilder builds the
+// shaped value (shape_perf_metrics_record), JsonTextStream writes its JSON text straight
+// away (PerfMetricsFormat), and Validator only lets the checks run.
 module;
 
 #include <boost/json.hpp>
+#include <algorithm>
+#include <initializer_list>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 module jsonl.perf_metrics;
 
@@ -38,22 +48,17 @@ std::string_view kind_name(const json::value& value) {
   return "value";
 }
 
-json::object& as_object(json::value& value, std::string_view where) {
-  if (json::object* object = value.if_object()) return *object;
-  throw MalformedRecord(std::string(where) + ": expected an object, got " +
+// `value` as an object; else malformed, naming where it was found (`where` + `member`).
+const json::object& as_object(const json::value& value, std::string_view where, std::string_view member = {}) {
+  if (const json::object* object = value.if_object()) return *object;
+  throw MalformedRecord(std::string(where) + std::string(member) + ": expected an object, got " +
                         std::string(kind_name(value)));
 }
 
 // object[key], as Python's subscript: a missing key is a KeyError.
-json::value& at(json::object& object, std::string_view key) {
-  if (json::value* value = object.if_contains(key)) return *value;
+const json::value& at(const json::object& object, std::string_view key) {
+  if (const json::value* value = object.if_contains(key)) return *value;
   throw MissingKey(key);
-}
-
-// object.get(key), taken out of the record: null when missing.
-json::value take(json::object& object, std::string_view key) {
-  json::value* value = object.if_contains(key);
-  return value ? std::move(*value) : json::value();
 }
 
 // Python's truth value of a JSON value.
@@ -79,114 +84,208 @@ bool truthy(const json::value& value) {
   return false;
 }
 
-// The reference copies dictionaries before changing them and leaves the raw record as
-// it was. The record is ours to consume here, so the same result is had by moving its
-// parts and changing them in place.
-json::object perf_metrics(json::object& phase, const std::string& where) {
-  json::object timing;
-  if (json::value* value = phase.if_contains("timing_metrics")) {
-    timing = std::move(as_object(*value, where + ".timing_metrics"));
+// Builds the shaped record as a value.
+class ValueBuilder {
+ public:
+  void begin_object() { open_.emplace_back(); }
+  void key(std::string_view name) { open_.back().key = name; }
+  void value(const json::value& value) { open_.back().object[open_.back().key] = value; }
+  void object_without(const json::object& members, std::initializer_list<std::string_view> omitted) {
+    json::object kept;
+    for (const auto& member : members) {
+      if (std::find(omitted.begin(), omitted.end(), member.key()) == omitted.end()) {
+        kept.emplace(member.key(), member.value());
+      }
+    }
+    open_.back().object[open_.back().key] = std::move(kept);
   }
-  json::object metrics;
-  metrics["timing_metrics"] = nullptr;  // first in key order; filled below
-  for (std::string_view name : {"first_iter", "last_iter", "kv_cache_metrics", "speculative_decoding"}) {
-    if (json::value* value = phase.if_contains(name)) metrics[name] = std::move(*value);
-  }
-
-  if (const json::value* size = timing.if_contains("kv_cache_size"); !size || !truthy(*size)) {
-    for (std::string_view name : {"kv_cache_size", "kv_cache_transfer_start", "kv_cache_transfer_end"}) {
-      timing.stable_erase(name);
+  void end_object() {
+    json::object done = std::move(open_.back().object);
+    open_.pop_back();
+    if (open_.empty()) {
+      result_ = std::move(done);
+    } else {
+      open_.back().object[open_.back().key] = std::move(done);
     }
   }
-  metrics["timing_metrics"] = std::move(timing);
+  json::value result() && { return std::move(result_); }
 
+ private:
+  struct Open {
+    json::object object;
+    std::string key;  // of the member being added
+  };
+  std::vector<Open> open_;
+  json::value result_;
+};
+
+// Takes nothing down: for running the checks alone.
+struct Validator {
+  void begin_object() {}
+  void key(std::string_view) {}
+  void value(const json::value&) {}
+  void object_without(const json::object&, std::initializer_list<std::string_view>) {}
+  void end_object() {}
+};
+
+// The reference copies dictionaries before changing them; here the changes are
+// omissions made while writing.
+template <class Sink>
+void perf_metrics(const json::object& phase, std::string_view where, Sink& sink) {
+  static const json::object no_timing;
+  const json::object* timing = &no_timing;
+  if (const json::value* value = phase.if_contains("timing_metrics")) {
+    timing = &as_object(*value, where, ".timing_metrics");
+  }
+  sink.begin_object();
+  sink.key("timing_metrics");
+  if (const json::value* size = timing->if_contains("kv_cache_size"); !size || !truthy(*size)) {
+    sink.object_without(*timing, {"kv_cache_size", "kv_cache_transfer_start", "kv_cache_transfer_end"});
+  } else {
+    sink.object_without(*timing, {});
+  }
+  for (std::string_view name : {"first_iter", "last_iter"}) {
+    if (const json::value* value = phase.if_contains(name)) {
+      sink.key(name);
+      sink.value(*value);
+    }
+  }
   // The copy without kv_cache_hit_rate replaces the original only when it is not empty:
   // a kv_cache_metrics holding nothing else is written as it came, hit rate included.
-  if (json::value* value = metrics.if_contains("kv_cache_metrics")) {
-    json::object& kv_cache = as_object(*value, where + ".kv_cache_metrics");
+  if (const json::value* value = phase.if_contains("kv_cache_metrics")) {
+    const json::object& kv_cache = as_object(*value, where, ".kv_cache_metrics");
+    sink.key("kv_cache_metrics");
     if (kv_cache.size() > (kv_cache.contains("kv_cache_hit_rate") ? 1u : 0u)) {
-      kv_cache.stable_erase("kv_cache_hit_rate");
+      sink.object_without(kv_cache, {"kv_cache_hit_rate"});
+    } else {
+      sink.object_without(kv_cache, {});
     }
   }
-  return metrics;
-}
-
-// `phase_value` is checked to be an object only after request_id is converted, where
-// the reference first calls a method on it.
-json::object worker_metrics(json::value request_id, json::value ctx_request_id, json::value& phase_value,
-                            const std::string& where) {
-  json::object metrics;
-  std::optional<json::value> converted = python_int(request_id);
-  metrics["request_id"] = converted ? std::move(*converted) : std::move(request_id);
-  json::object& phase = as_object(phase_value, where);
-  metrics["perf_metrics"] = perf_metrics(phase, where);
-  if (!ctx_request_id.is_null()) metrics["ctx_request_id"] = std::move(ctx_request_id);
-  if (json::value breakdown = take(phase, "time_breakdown_metrics"); !breakdown.is_null()) {
-    metrics["time_breakdown_metrics"] = std::move(breakdown);
+  if (const json::value* value = phase.if_contains("speculative_decoding")) {
+    sink.key("speculative_decoding");
+    sink.value(*value);
   }
-  return metrics;
+  sink.end_object();
 }
 
-json::value take_status(json::object& record) {
-  json::value* status = record.if_contains("status");
-  return status ? std::move(*status) : json::value("complete");
-}
-
-void add_disagg_request_id(json::object& record, json::object& shaped) {
-  if (json::value id = take(record, "disagg_request_id"); !id.is_null()) {
-    shaped["disagg_request_id"] = std::move(id);
+// The members of _jsonl_worker_metrics' result. `phase_value` is checked to be an object
+// only after request_id is converted, where the reference first calls a method on it.
+template <class Sink>
+void worker_metrics(const json::value& request_id, const json::value* ctx_request_id,
+                    const json::value& phase_value, std::string_view where, Sink& sink) {
+  const std::optional<json::value> converted = python_int(request_id);
+  const json::object& phase = as_object(phase_value, where);
+  sink.key("request_id");
+  sink.value(converted ? *converted : request_id);
+  sink.key("perf_metrics");
+  perf_metrics(phase, where, sink);
+  if (ctx_request_id && !ctx_request_id->is_null()) {
+    sink.key("ctx_request_id");
+    sink.value(*ctx_request_id);
+  }
+  if (const json::value* breakdown = phase.if_contains("time_breakdown_metrics"); breakdown && !breakdown->is_null()) {
+    sink.key("time_breakdown_metrics");
+    sink.value(*breakdown);
   }
 }
 
-json::object worker_record(json::object& record, json::object& phases) {
-  json::value& server = at(phases, "server");
-  json::value request_id = std::move(at(record, "request_id"));
-  json::object shaped =
-      worker_metrics(std::move(request_id), take(record, "ctx_request_id"), server, "phases.server");
-  shaped["status"] = take_status(record);
-  add_disagg_request_id(record, shaped);
-  return shaped;
+template <class Sink>
+void status(const json::object& record, Sink& sink) {
+  static const json::value complete = "complete";
+  const json::value* status = record.if_contains("status");
+  sink.key("status");
+  sink.value(status ? *status : complete);
 }
 
-json::object disagg_record(json::object& record, json::object& phases) {
-  json::object& disagg = as_object(at(phases, "disagg"), "phases.disagg");
-  json::value& timing_value = at(disagg, "timing_metrics");
-  json::object shaped;
-  shaped["ctx_server"] = std::move(at(disagg, "ctx_server"));
-  shaped["gen_server"] = std::move(at(disagg, "gen_server"));
-  json::object& timing = as_object(timing_value, "phases.disagg.timing_metrics");
-  shaped["disagg_server_arrival_time"] = std::move(at(timing, "server_arrival_time"));
-  shaped["disagg_ctx_dispatch_time"] = std::move(at(timing, "ctx_dispatch_time"));
-  shaped["disagg_server_first_token_time"] = std::move(at(timing, "server_first_token_time"));
-  shaped["status"] = take_status(record);
-  for (std::string_view name : {"ctx", "gen"}) {
-    json::value* phase_value = phases.if_contains(name);
+template <class Sink>
+void disagg_request_id(const json::object& record, Sink& sink) {
+  if (const json::value* id = record.if_contains("disagg_request_id"); id && !id->is_null()) {
+    sink.key("disagg_request_id");
+    sink.value(*id);
+  }
+}
+
+template <class Sink>
+void worker_record(const json::object& record, const json::object& phases, Sink& sink) {
+  const json::value& server = at(phases, "server");
+  const json::value& request_id = at(record, "request_id");
+  sink.begin_object();
+  worker_metrics(request_id, record.if_contains("ctx_request_id"), server, "phases.server", sink);
+  status(record, sink);
+  disagg_request_id(record, sink);
+  sink.end_object();
+}
+
+template <class Sink>
+void disagg_record(const json::object& record, const json::object& phases, Sink& sink) {
+  const json::object& disagg = as_object(at(phases, "disagg"), "phases.disagg");
+  const json::value& timing_value = at(disagg, "timing_metrics");
+  const json::value& ctx_server = at(disagg, "ctx_server");
+  const json::value& gen_server = at(disagg, "gen_server");
+  const json::object& timing = as_object(timing_value, "phases.disagg.timing_metrics");
+  const json::value& arrival = at(timing, "server_arrival_time");
+  const json::value& dispatch = at(timing, "ctx_dispatch_time");
+  const json::value& first_token = at(timing, "server_first_token_time");
+  sink.begin_object();
+  sink.key("ctx_server");
+  sink.value(ctx_server);
+  sink.key("gen_server");
+  sink.value(gen_server);
+  sink.key("disagg_server_arrival_time");
+  sink.value(arrival);
+  sink.key("disagg_ctx_dispatch_time");
+  sink.value(dispatch);
+  sink.key("disagg_server_first_token_time");
+  sink.value(first_token);
+  status(record, sink);
+  for (const auto& [name, where, key] : {std::tuple{"ctx", "phases.ctx", "ctx_perf_metrics"},
+                                         std::tuple{"gen", "phases.gen", "gen_perf_metrics"}}) {
+    const json::value* phase_value = phases.if_contains(name);
     if (!phase_value || !truthy(*phase_value)) continue;
-    const std::string where = "phases." + std::string(name);
-    json::object& phase = as_object(*phase_value, where);
+    const json::object& phase = as_object(*phase_value, where);
     // The fallback is evaluated even when the phase has its own request_id.
     const json::value& fallback_id = at(record, "request_id");
-    json::value* own_id = phase.if_contains("request_id");
-    json::value request_id = own_id ? std::move(*own_id) : fallback_id;
-    shaped[std::string(name) + "_perf_metrics"] =
-        worker_metrics(std::move(request_id), take(phase, "ctx_request_id"), *phase_value, where);
+    const json::value* own_id = phase.if_contains("request_id");
+    sink.key(key);
+    sink.begin_object();
+    worker_metrics(own_id ? *own_id : fallback_id, phase.if_contains("ctx_request_id"), *phase_value, where, sink);
+    sink.end_object();
   }
-  add_disagg_request_id(record, shaped);
-  return shaped;
+  disagg_request_id(record, sink);
+  sink.end_object();
+}
+
+template <class Sink>
+void shape(const json::value& raw, Sink& sink) {
+  static const json::value no_phases = json::object();
+  const json::object& record = as_object(raw, "record");
+  const json::value* phases_value = record.if_contains("phases");
+  const json::object& phases = as_object(phases_value ? *phases_value : no_phases, "phases");
+  if (phases.contains("disagg")) {
+    disagg_record(record, phases, sink);
+  } else {
+    worker_record(record, phases, sink);
+  }
 }
 
 }  // namespace
 
 MissingKey::MissingKey(std::string_view key) : MalformedRecord("'" + std::string(key) + "'") {}
 
-json::value shape_perf_metrics_record(json::value&& raw) {
-  json::object& record = as_object(raw, "record");
-  json::value no_phases = json::object();
-  json::value* phases_value = record.if_contains("phases");
-  json::object& phases = as_object(phases_value ? *phases_value : no_phases, "phases");
-  return phases.contains("disagg") ? disagg_record(record, phases) : worker_record(record, phases);
+json::value shape_perf_metrics_record(const json::value& raw) {
+  ValueBuilder builder;
+  shape(raw, builder);
+  return std::move(builder).result();
 }
 
-json::value shape_perf_metrics_record(const json::value& raw) { return shape_perf_metrics_record(json::value(raw)); }
+bool append_shaped_json(const json::value& raw, std::string& out) {
+  // The reference shapes the whole record before json.dumps sees any of it, so a record
+  // wrong in both ways reports its shaping error: the checks run first, on their own.
+  Validator validator;
+  shape(raw, validator);
+  JsonTextStream stream(out);
+  shape(raw, stream);
+  return stream.sanitized();
+}
 
 }  // namespace jsonl

@@ -3,6 +3,8 @@ module;
 #include <boost/json.hpp>
 #include <fmt/format.h>
 #include <algorithm>
+#include <initializer_list>
+#include <memory>
 #include <array>
 #include <bit>
 #include <charconv>
@@ -180,6 +182,28 @@ class JsonTextWriter {
 
   bool sanitized() const noexcept { return sanitized_; }
 
+  // An object at nesting level `depth` (1 for a top-level one), without the members whose
+  // keys are in `omitted`.
+  void object_without(const boost::json::object& members, std::size_t depth,
+                      std::initializer_list<std::string_view> omitted) {
+    open_object(depth);
+    bool first = true;
+    for (const auto& member : members) {
+      if (std::find(omitted.begin(), omitted.end(), member.key()) != omitted.end()) continue;
+      key(member.key(), first);
+      first = false;
+      value(member.value(), depth);
+    }
+    close_object();
+  }
+
+  void open_object(std::size_t depth) {
+    check_depth(depth);
+    out_ += '{';
+  }
+  void key(std::string_view name, bool first) { quoted(name, first ? quote : comma_quote, quote_colon); }
+  void close_object() { out_ += '}'; }
+
   void value(const boost::json::value& v, std::size_t depth) {
     switch (v.kind()) {
       case boost::json::kind::null:
@@ -210,6 +234,17 @@ class JsonTextWriter {
   }
 
  private:
+  void object(const boost::json::object& members, std::size_t depth) {
+    open_object(depth);
+    bool first = true;
+    for (const auto& member : members) {
+      key(member.key(), first);
+      first = false;
+      value(member.value(), depth);
+    }
+    close_object();
+  }
+
   void check_depth(std::size_t depth) const {
     if (depth > options_.max_depth) {
       throw MalformedRecord("nesting deeper than " + std::to_string(options_.max_depth) +
@@ -229,17 +264,6 @@ class JsonTextWriter {
     out_ += ']';
   }
 
-  void object(const boost::json::object& members, std::size_t depth) {
-    check_depth(depth);
-    out_ += '{';
-    bool first = true;
-    for (const auto& member : members) {
-      quoted(member.key(), first ? quote : comma_quote, quote_colon);
-      first = false;
-      value(member.value(), depth);
-    }
-    out_ += '}';
-  }
 
   template <class Integer>
   void integer(Integer number) {
@@ -438,6 +462,47 @@ bool append_json(const boost::json::value& value, std::string& out,
   writer.value(value, 0);
   return writer.sanitized();
 }
+
+class JsonTextStream::Writer : public JsonTextWriter {
+ public:
+  using JsonTextWriter::JsonTextWriter;
+  std::size_t depth = 0;       // objects open
+  bool has_members = false;    // the innermost open object has a member already
+  std::uint64_t outer_has_members = 0;  // the same for the enclosing objects, innermost lowest
+};
+
+JsonTextStream::JsonTextStream(std::string& out, const JsonTextOptions& options)
+    : writer_(std::make_unique<Writer>(out, options)) {}
+
+JsonTextStream::~JsonTextStream() = default;
+
+void JsonTextStream::begin_object() {
+  if (writer_->depth >= 64) throw std::length_error("JsonTextStream: more than 64 objects open");
+  writer_->open_object(++writer_->depth);
+  writer_->outer_has_members = writer_->outer_has_members << 1 | writer_->has_members;
+  writer_->has_members = false;
+}
+
+void JsonTextStream::key(std::string_view name) {
+  writer_->key(name, !writer_->has_members);
+  writer_->has_members = true;
+}
+
+void JsonTextStream::value(const boost::json::value& value) { writer_->value(value, writer_->depth); }
+
+void JsonTextStream::object_without(const boost::json::object& members,
+                                    std::initializer_list<std::string_view> omitted) {
+  writer_->object_without(members, writer_->depth + 1, omitted);
+}
+
+void JsonTextStream::end_object() {
+  writer_->close_object();
+  --writer_->depth;
+  writer_->has_members = (writer_->outer_has_members & 1) != 0;
+  writer_->outer_has_members >>= 1;
+}
+
+bool JsonTextStream::sanitized() const noexcept { return writer_->sanitized(); }
 
 std::string to_json_text(const boost::json::value& value, const JsonTextOptions& options) {
   std::string out;

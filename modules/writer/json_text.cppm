@@ -15,8 +15,11 @@ module;
 
 #include <boost/json/value.hpp>
 #include <cstddef>
+#include <initializer_list>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 export module jsonl.writer:json_text;
 
@@ -42,6 +45,36 @@ struct JsonTextOptions {
 // hold part of the text and is the caller's to truncate.
 bool append_json(const boost::json::value& value, std::string& out,
                  const JsonTextOptions& options = {});
+
+// Writes a JSON object piece by piece, with the bytes append_json would write for the
+// object built from the same pieces: for a configuration that lays a record out straight
+// from its input instead of building the output value first. The caller keeps the
+// structure well formed: begin_object, then per member a key followed by exactly one
+// value, object_without or nested object, then end_object; at most 64 objects open.
+// Throws as append_json when a value cannot be written; `out` then holds part of the
+// text and is the caller's to truncate. `out` must not be used otherwise while the
+// stream exists: the stream writes ahead of the string's size and settles it when it goes.
+class JsonTextStream {
+ public:
+  explicit JsonTextStream(std::string& out, const JsonTextOptions& options = {});
+  JsonTextStream(const JsonTextStream&) = delete;
+  JsonTextStream& operator=(const JsonTextStream&) = delete;
+  ~JsonTextStream();
+
+  void begin_object();
+  void key(std::string_view name);
+  void value(const boost::json::value& value);
+  // `members` as an object, leaving out those whose keys are listed in `omitted`.
+  void object_without(const boost::json::object& members, std::initializer_list<std::string_view> omitted);
+  void end_object();
+
+  // Whether invalid UTF-8 had to be replaced so far.
+  bool sanitized() const noexcept;
+
+ private:
+  class Writer;
+  std::unique_ptr<Writer> writer_;
+};
 
 // The JSON text of `value` (throws as append_json).
 std::string to_json_text(const boost::json::value& value, const JsonTextOptions& options = {});

@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -15,8 +16,26 @@ namespace json = boost::json;
 
 namespace {
 
+// What the writer's format writes for `record`, without its '\n', or the message of
+// what it throws.
+std::string format_output(const json::value& record) {
+  json::value copy = record;
+  std::string line;
+  try {
+    jsonl::PerfMetricsFormat().append_line(copy, line);
+  } catch (const std::exception& error) {
+    return std::string("throws: ") + error.what();
+  }
+  return line.substr(0, line.size() - 1);
+}
+
+// The record shaped as a value, then serialized. The format, which writes the shaped
+// text straight from the raw record, must write the same.
 std::string shaped(std::string_view raw) {
-  return jsonl::to_json_text(jsonl::shape_perf_metrics_record(json::parse(raw)));
+  const json::value record = json::parse(raw);
+  std::string text = jsonl::to_json_text(jsonl::shape_perf_metrics_record(record));
+  BOOST_TEST(format_output(record) == text, "the format writes " << raw << " as shaping then serializing does");
+  return text;
 }
 
 // A worker record whose server phase holds `phase` (JSON object text).
@@ -25,9 +44,11 @@ std::string worker_with(std::string_view phase) {
 }
 
 std::string malformed_message(std::string_view raw) {
+  const json::value record = json::parse(raw);
   try {
-    jsonl::shape_perf_metrics_record(json::parse(raw));
+    jsonl::shape_perf_metrics_record(record);
   } catch (const jsonl::MalformedRecord& error) {
+    BOOST_TEST(format_output(record) == std::string("throws: ") + error.what(), "the format rejects " << raw << " alike");
     return error.what();
   }
   return "(not malformed)";
@@ -216,6 +237,30 @@ BOOST_AUTO_TEST_CASE(wrong_json_types_where_an_object_is_needed_are_malformed) {
        "phases.gen: expected an object, got array"},
   };
   for (const auto& [raw, message] : cases) BOOST_TEST(malformed_message(raw) == message, raw);
+}
+
+BOOST_AUTO_TEST_CASE(the_format_leaves_the_raw_record_as_it_was) {
+  for (const std::string raw :
+       {worker_with(R"({"timing_metrics":{"kv_cache_size":0,"a":1},"kv_cache_metrics":{"kv_cache_hit_rate":0.5,"b":2},)"
+                    R"("time_breakdown_metrics":{"c":3},"ctx_request_id":"7"})"),
+        R"({"request_id":1,"status":"error","disagg_request_id":9,"phases":{)" + std::string(disagg_phases) +
+            R"(,"ctx":{"request_id":2,"timing_metrics":{}},"gen":{"ctx_request_id":3}}})"}) {
+    const json::value original = json::parse(raw);
+    json::value record = original;
+    std::string line;
+    jsonl::PerfMetricsFormat().append_line(record, line);
+    BOOST_TEST(record == original, raw);
+  }
+}
+
+// The reference shapes the whole record before json.dumps sees it: a record that is
+// both mis-shaped and unserializable is reported for its shape, wherever the
+// unserializable value sits.
+BOOST_AUTO_TEST_CASE(a_record_wrong_in_shape_and_in_value_reports_its_shape) {
+  json::object raw{{"request_id", 1},
+                   {"phases", json::object{{"server", json::object{{"timing_metrics", json::object{{"a", std::nan("")}}},
+                                                                     {"kv_cache_metrics", "x"}}}}}};
+  BOOST_TEST(format_output(raw) == "throws: phases.server.kv_cache_metrics: expected an object, got string");
 }
 
 BOOST_AUTO_TEST_SUITE_END()
