@@ -10,10 +10,10 @@ module;
 #include <cstdint>
 #include <filesystem>
 #include <future>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <span>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -29,6 +29,7 @@ import :stats;
 import :format;
 import :layout;
 import :engine;
+import :batch_serializer;
 
 export namespace jsonl {
 
@@ -53,7 +54,7 @@ export namespace jsonl {
 // by every submit, so a record may reach the file up to a nap after it was submitted;
 // after a run of empty naps it sleeps until the next submit wakes it.
 template <class Record = boost::json::value>
-class JsonlRecordWriter : private GroupSerializer<Record> {
+class JsonlRecordWriter {
  public:
   // Throws std::invalid_argument for unusable options (see WriterOptions), or when no
   // format is given and Record has no default format (only boost::json::value has one).
@@ -188,120 +189,77 @@ class JsonlRecordWriter : private GroupSerializer<Record> {
 
   // Until the writer stops accepting and every record admitted before is taken.
   void drain_batches() {
-    const std::size_t batch_size = engine_->options().batch_size;
-    std::vector<Record> batch;
-    batch.reserve(batch_size);
-    Record record;
+    std::vector<std::vector<Record>> round;
     for (unsigned empty_polls = 0;;) {
-      while (batch.size() < batch_size && queue_.try_pop(record)) batch.push_back(std::move(record));
-      if (batch.empty()) {
+      const std::size_t records = take_round(round);
+      if (records == 0) {
         if (!engine_->accepting() && engine_->depth() == 0) break;
         engine_->await_records(empty_polls++);
         continue;
       }
       empty_polls = 0;
-      engine_->took(batch.size());
-      write_batch_contained(batch);
-      batch.clear();
+      engine_->took(records);
+      write_round_contained(round, records);
+      round.clear();
     }
     worker_.wait_idle();
   }
 
-  // An unexpected error anywhere in a batch's journey to the worker costs the records of
-  // that batch not yet accounted for, never the drain thread. Cancellation goes through.
-  void write_batch_contained(std::vector<Record>& batch) {
-    accounted_ = 0;
+  // Pops whole batches while records are waiting, up to batches_per_round: one round of
+  // serializing for all of them rather than one per batch.
+  std::size_t take_round(std::vector<std::vector<Record>>& round) {
+    const std::size_t batch_size = engine_->options().batch_size;
+    std::size_t records = 0;
+    Record record;
+    while (round.size() < batches_per_round) {
+      std::vector<Record> batch;
+      while (batch.size() < batch_size && queue_.try_pop(record)) batch.push_back(std::move(record));
+      if (batch.empty()) break;
+      records += batch.size();
+      round.push_back(std::move(batch));
+      if (round.back().size() < batch_size) break;
+    }
+    return records;
+  }
+
+  // An unexpected error anywhere in a round's journey to the worker costs the records of
+  // that round not yet accounted for, never the drain thread. Cancellation goes through.
+  void write_round_contained(std::vector<std::vector<Record>>& round, std::size_t records) {
+    std::size_t accounted = 0;
     try {
-      write_batch(batch);
+      write_round(round, accounted);
     } catch (const detail::DrainCancelled&) {
       throw;
     } catch (...) {
-      if (batch.size() > accounted_) {
-        engine_->count_serialize_errors(batch.size() - accounted_,
-                                        detail::describe_current_exception());
+      if (records > accounted) {
+        engine_->count_serialize_errors(records - accounted, detail::describe_current_exception());
       }
     }
   }
 
-  void write_batch(std::vector<Record>& batch) {
-    std::vector<FileAppend> appends = layout_->lay_out(batch, *file_, *this);
-    std::erase_if(appends, [](const FileAppend& append) { return append.records == 0; });
-    std::size_t records = 0;
-    for (const FileAppend& append : appends) records += append.records;
-    if (accounted_ + records < batch.size()) {
-      engine_->count_serialize_errors(batch.size() - accounted_ - records,
-                                      "batch layout returned fewer lines than records");
-      accounted_ = batch.size() - records;
-    }
-    if (!appends.empty()) worker_.hand_off({layout_, std::move(appends)});
-    accounted_ = batch.size();
-  }
-
-  // Serializes a group's records in chunks, concurrently when there are several (the
-  // format is thread-safe), then counts each record's outcome in submission order, so
-  // the rate-limited log lines come out as they would one record at a time.
-  FileAppend serialize(std::span<Record> group, std::filesystem::path file) override {
-    const std::size_t chunks = (group.size() + records_per_chunk - 1) / records_per_chunk;
-    std::vector<std::string> texts(chunks);
-    std::vector<LineOutcome> outcomes(group.size());
-    const auto serialize_chunk = [&](std::size_t chunk) {
-      const std::size_t end = std::min(group.size(), (chunk + 1) * records_per_chunk);
-      for (std::size_t i = chunk * records_per_chunk; i < end; ++i) {
-        outcomes[i] = serialize_one(group[i], texts[chunk]);
-        group[i] = Record();  // released here, in parallel, rather than with the batch
-      }
+  // Serializes the round's batches side by side, counts them in submission order, and
+  // hands all their appends to the write worker in one job. `accounted` ends as the
+  // records of the round handed off or dropped.
+  void write_round(std::vector<std::vector<Record>>& round, std::size_t& accounted) {
+    std::vector<detail::SerializedBatch> batches(round.size());
+    const auto serialize_batch = [&](std::size_t i) {
+      detail::BatchSerializer<Record>(*format_, batches[i]).run(*layout_, round[i], *file_);
     };
-    if (chunks > 1) {
-      tbb::parallel_for(std::size_t{0}, chunks, serialize_chunk);
-    } else if (chunks == 1) {
-      serialize_chunk(0);
+    if (round.size() > 1) {
+      tbb::parallel_for(std::size_t{0}, round.size(), serialize_batch);
+    } else {
+      serialize_batch(0);
     }
-
-    // The first chunk's text becomes the append's; the others follow it.
-    FileAppend append{std::move(file), {}, 0};
-    std::size_t bytes = 0;
-    for (const std::string& text : texts) bytes += text.size();
-    if (!texts.empty()) append.bytes = std::move(texts.front());
-    append.bytes.reserve(bytes);
-    for (std::size_t chunk = 1; chunk < texts.size(); ++chunk) append.bytes += texts[chunk];
-    for (const LineOutcome& outcome : outcomes) {
-      switch (outcome.kind) {
-        case LineOutcome::sanitized:
-          engine_->count_sanitized();
-          [[fallthrough]];
-        case LineOutcome::written:
-          ++append.records;
-          continue;
-        case LineOutcome::malformed:
-          engine_->count_malformed(outcome.error);
-          break;
-        case LineOutcome::unexpected:
-          engine_->count_serialize_errors(1, outcome.error);
-          break;
-      }
-      ++accounted_;
+    detail::WriteJob job{layout_, {}};
+    for (detail::SerializedBatch& batch : batches) {
+      batch.count(*engine_, accounted);
+      std::move(batch.appends.begin(), batch.appends.end(), std::back_inserter(job.appends));
     }
-    return append;
-  }
-
-  struct LineOutcome {
-    enum Kind : unsigned char { written, sanitized, malformed, unexpected } kind = written;
-    std::string error;
-  };
-
-  // Appends one record's line to `text`, or nothing if it fails, and says how it went.
-  LineOutcome serialize_one(Record& record, std::string& text) const {
-    const std::size_t mark = text.size();
-    try {
-      return {format_->append_line(record, text) ? LineOutcome::sanitized : LineOutcome::written, {}};
-    } catch (const std::exception& error) {
-      text.resize(mark);
-      if (format_->is_malformed(error)) return {LineOutcome::malformed, error.what()};
-      return {LineOutcome::unexpected, detail::describe_current_exception()};
-    } catch (...) {
-      text.resize(mark);
-      return {LineOutcome::unexpected, detail::describe_current_exception()};
-    }
+    if (job.appends.empty()) return;
+    std::size_t handed_off = 0;
+    for (const FileAppend& append : job.appends) handed_off += append.records;
+    worker_.hand_off(std::move(job));
+    accounted += handed_off;
   }
 
   // Counts every record admitted and not yet taken as abandoned, waiting for pushes still
@@ -322,10 +280,8 @@ class JsonlRecordWriter : private GroupSerializer<Record> {
   std::shared_ptr<const BatchLayout<Record>> layout_;
   tbb::concurrent_bounded_queue<Record> queue_;
   detail::WriteWorker worker_;
-  // Records serialized by one task: enough to outweigh handing the task to another core.
-  static constexpr std::size_t records_per_chunk = 32;
-
-  std::size_t accounted_ = 0;  // drain thread: records of the current batch counted or queued to write
+  // Batches serialized in one round, when that many are waiting.
+  static constexpr std::size_t batches_per_round = 16;
 
   mutable std::mutex lifecycle_;
   Phase phase_ = Phase::created;
