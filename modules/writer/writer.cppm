@@ -1,8 +1,9 @@
 // Module jsonl.writer: a bounded, non-blocking writer of JSON Lines records.
 //
 // Producers hand records to `JsonlRecordWriter::submit`, which never blocks, throws or
-// does I/O of its own. One drain thread batches queued records and serializes each into
-// one line; one write worker appends each batch to disk with a single write. Every
+// does I/O of its own. One drain thread takes queued records in batches and serializes
+// each record into one line, the batches waiting together side by side on oneTBB's
+// threads; one write worker appends each batch to disk with a single write. Every
 // record submitted is accounted for: written, or dropped for a named reason
 // (`WriterStats`).
 //

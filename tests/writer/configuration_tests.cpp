@@ -194,9 +194,12 @@ BOOST_AUTO_TEST_CASE(close_cancels_a_write_that_outlives_the_shutdown_timeout) {
   auto gates = std::make_shared<StuckLayout::Gates>();
   jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(),
                                     std::make_shared<StuckLayout>(gates));
-  for (int i = 0; i < 6; ++i) writer.submit(json::object{{"n", i}});
+  for (int i = 0; i < 2; ++i) writer.submit(json::object{{"n", i}});
   writer.start();
   gates->entered.wait();
+  // Taken while the first append is stuck: the drain waits to hand them off, and close's
+  // cancellation reaches it there.
+  for (int i = 2; i < 6; ++i) writer.submit(json::object{{"n", i}});
 
   const auto began = std::chrono::steady_clock::now();
   writer.close();
