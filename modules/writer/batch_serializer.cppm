@@ -49,7 +49,9 @@ struct SerializedBatch {
 template <class Record>
 class BatchSerializer final : public GroupSerializer<Record> {
  public:
-  BatchSerializer(const RecordFormat<Record>& format, SerializedBatch& result) : format_(format), result_(result) {}
+  // `side_by_side`: whether a group's chunks may be serialized on several threads.
+  BatchSerializer(const RecordFormat<Record>& format, SerializedBatch& result, bool side_by_side)
+      : format_(format), result_(result), side_by_side_(side_by_side) {}
 
   // Lays `batch` out through `layout`; an exception from the layout (not cancellation)
   // is noted in the result rather than thrown.
@@ -63,9 +65,9 @@ class BatchSerializer final : public GroupSerializer<Record> {
     }
   }
 
-  // Serializes a group's records in chunks, concurrently when there are several (the
-  // format is thread-safe). Each record is released as soon as it is serialized, by the
-  // thread that serialized it, so the frees are shared out too.
+  // Serializes a group's records in chunks, side by side when allowed and there are
+  // several (the format is thread-safe). Each record is released as soon as it is
+  // serialized, by the thread that serialized it, while it is still in that core's cache.
   FileAppend serialize(std::span<Record> group, std::filesystem::path file) override {
     const std::size_t chunks = (group.size() + records_per_chunk - 1) / records_per_chunk;
     std::vector<std::string> texts(chunks);
@@ -79,10 +81,10 @@ class BatchSerializer final : public GroupSerializer<Record> {
         group[i] = Record();
       }
     };
-    if (chunks > 1) {
+    if (side_by_side_ && chunks > 1) {
       tbb::parallel_for(std::size_t{0}, chunks, serialize_chunk);
-    } else if (chunks == 1) {
-      serialize_chunk(0);
+    } else {
+      for (std::size_t chunk = 0; chunk < chunks; ++chunk) serialize_chunk(chunk);
     }
 
     // The first chunk's text becomes the append's; the others follow it.
@@ -119,6 +121,7 @@ class BatchSerializer final : public GroupSerializer<Record> {
 
   const RecordFormat<Record>& format_;
   SerializedBatch& result_;
+  bool side_by_side_;
 };
 
 }  // namespace jsonl::detail

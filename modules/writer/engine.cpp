@@ -250,6 +250,10 @@ void WriterEngine::count_written(const AppendResult& result, std::size_t records
                         std::memory_order_relaxed);
 }
 
+void WriterEngine::count_serialized(std::size_t records, bool side_by_side) noexcept {
+  (side_by_side ? serialized_side_by_side_ : serialized_alone_).fetch_add(records, std::memory_order_relaxed);
+}
+
 void WriterEngine::count_write_error(std::size_t records, std::string_view error) {
   write_errors_.fetch_add(records, std::memory_order_relaxed);
   dropped_records_.fetch_add(records, std::memory_order_relaxed);
@@ -294,6 +298,8 @@ WriterStats WriterEngine::stats() const noexcept {
   stats.lines_written = load(lines_);
   stats.bytes_written = load(bytes_);
   stats.appends = load(appends_);
+  stats.serialized_side_by_side = load(serialized_side_by_side_);
+  stats.serialized_alone = load(serialized_alone_);
   stats.queue_depth = depth();
   stats.waiting_for_room = load(waiting_);
   stats.submitted = stats.ignored + stats.dropped_queue_full + load(taken_) + stats.queue_depth;

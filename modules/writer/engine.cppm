@@ -82,6 +82,8 @@ class WriterEngine {
   void count_serialize_errors(std::size_t records, std::string_view description);
   void count_abandoned(std::size_t records) noexcept;
   void count_written(const AppendResult& result, std::size_t records) noexcept;
+  // Records the drain serialized, in a round side by side or alone.
+  void count_serialized(std::size_t records, bool side_by_side) noexcept;
   void count_write_error(std::size_t records, std::string_view error);
   void count_unexpected_write(std::size_t records, std::string_view description);
 
@@ -133,6 +135,8 @@ class WriterEngine {
   std::atomic<std::uint64_t> lines_{0};
   std::atomic<std::uint64_t> bytes_{0};
   std::atomic<std::uint64_t> appends_{0};
+  std::atomic<std::uint64_t> serialized_side_by_side_{0};
+  std::atomic<std::uint64_t> serialized_alone_{0};
   std::atomic<std::int64_t> last_append_ns_{0};
 };
 

@@ -6,6 +6,7 @@ module;
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -30,6 +31,7 @@ import :format;
 import :layout;
 import :engine;
 import :batch_serializer;
+import :serialization_planner;
 
 export namespace jsonl {
 
@@ -227,7 +229,7 @@ class JsonlRecordWriter {
   void write_round_contained(std::vector<std::vector<Record>>& round, std::size_t records) {
     std::size_t accounted = 0;
     try {
-      write_round(round, accounted);
+      write_round(round, records, accounted);
     } catch (const detail::DrainCancelled&) {
       throw;
     } catch (...) {
@@ -237,29 +239,37 @@ class JsonlRecordWriter {
     }
   }
 
-  // Serializes the round's batches side by side, counts them in submission order, and
-  // hands all their appends to the write worker in one job. `accounted` ends as the
-  // records of the round handed off or dropped.
-  void write_round(std::vector<std::vector<Record>>& round, std::size_t& accounted) {
+  // Serializes the round's batches, alone or side by side as the planner says, counts
+  // them in submission order, and hands all their appends to the write worker in one job.
+  // `accounted` ends as the records of the round handed off or dropped. The planner is
+  // told how long all of it took, waiting for the worker included: serializing side by
+  // side also slows the worker down when the cores are short.
+  void write_round(std::vector<std::vector<Record>>& round, std::size_t records, std::size_t& accounted) {
+    using Mode = detail::SerializationPlanner::Mode;
+    const Mode mode = planner_.plan(records);
+    const auto began = std::chrono::steady_clock::now();
     std::vector<detail::SerializedBatch> batches(round.size());
     const auto serialize_batch = [&](std::size_t i) {
-      detail::BatchSerializer<Record>(*format_, batches[i]).run(*layout_, round[i], *file_);
+      detail::BatchSerializer<Record>(*format_, batches[i], mode == Mode::side_by_side).run(*layout_, round[i], *file_);
     };
-    if (round.size() > 1) {
+    if (mode == Mode::side_by_side && round.size() > 1) {
       tbb::parallel_for(std::size_t{0}, round.size(), serialize_batch);
     } else {
-      serialize_batch(0);
+      for (std::size_t i = 0; i < round.size(); ++i) serialize_batch(i);
     }
     detail::WriteJob job{layout_, {}};
     for (detail::SerializedBatch& batch : batches) {
       batch.count(*engine_, accounted);
       std::move(batch.appends.begin(), batch.appends.end(), std::back_inserter(job.appends));
     }
-    if (job.appends.empty()) return;
-    std::size_t handed_off = 0;
-    for (const FileAppend& append : job.appends) handed_off += append.records;
-    worker_.hand_off(std::move(job));
-    accounted += handed_off;
+    if (!job.appends.empty()) {
+      std::size_t handed_off = 0;
+      for (const FileAppend& append : job.appends) handed_off += append.records;
+      worker_.hand_off(std::move(job));
+      accounted += handed_off;
+    }
+    planner_.measured(mode, records, std::chrono::steady_clock::now() - began);
+    engine_->count_serialized(records, mode == Mode::side_by_side);
   }
 
   // Counts every record admitted and not yet taken as abandoned, waiting for pushes still
@@ -282,6 +292,7 @@ class JsonlRecordWriter {
   detail::WriteWorker worker_;
   // Batches serialized in one round, when that many are waiting.
   static constexpr std::size_t batches_per_round = 16;
+  detail::SerializationPlanner planner_;  // drain thread only
 
   mutable std::mutex lifecycle_;
   Phase phase_ = Phase::created;

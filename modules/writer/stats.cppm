@@ -33,6 +33,10 @@ struct WriterStats {
   std::uint64_t bytes_written = 0;
   std::uint64_t appends = 0;      // appends that reached a file (written / appends is the
                                   // mean batch size)
+  // Records the drain serialized side by side on oneTBB's threads, and alone: it takes
+  // whichever way has lately been faster (side by side scales with the allocator).
+  std::uint64_t serialized_side_by_side = 0;
+  std::uint64_t serialized_alone = 0;
   std::uint64_t queue_depth = 0;  // accepted records not yet taken by the drain
   std::uint64_t waiting_for_room = 0;  // submit_wait calls blocked on a full queue
 

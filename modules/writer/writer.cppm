@@ -21,3 +21,4 @@ export import :json_text;
 export import :format;
 export import :layout;
 export import :record_writer;
+export import :serialization_planner;

@@ -1,0 +1,111 @@
+// How the drain chooses between serializing a round alone and side by side.
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <latch>
+#include <memory>
+#include <string>
+
+#include "writer_fixture.hpp"
+
+namespace json = boost::json;
+using namespace std::chrono_literals;
+using Planner = jsonl::detail::SerializationPlanner;
+using Mode = Planner::Mode;
+
+namespace {
+
+constexpr std::size_t round_size = 1024;
+
+// Plans and measures `rounds` rounds, the side-by-side ones costing `side_by_side` per
+// record and the others `alone`; returns how many were side by side.
+int run(Planner& planner, int rounds, std::chrono::nanoseconds alone, std::chrono::nanoseconds side_by_side) {
+  int side_by_side_rounds = 0;
+  for (int i = 0; i < rounds; ++i) {
+    const Mode mode = planner.plan(round_size);
+    side_by_side_rounds += mode == Mode::side_by_side;
+    planner.measured(mode, round_size, (mode == Mode::alone ? alone : side_by_side) * round_size);
+  }
+  return side_by_side_rounds;
+}
+
+// Lines as usual; counts `serialized` down for each of the first `records` records.
+class CountingFormat : public jsonl::JsonLineFormat {
+ public:
+  CountingFormat(std::latch& serialized, int records) : serialized_(serialized), records_(records) {}
+  bool append_line(json::value& record, std::string& out) const override {
+    const bool sanitized = JsonLineFormat::append_line(record, out);
+    if (seen_.fetch_add(1) < records_) serialized_.count_down();
+    return sanitized;
+  }
+
+ private:
+  std::latch& serialized_;
+  const int records_;
+  mutable std::atomic<int> seen_{0};
+};
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(planner)
+
+BOOST_AUTO_TEST_CASE(small_rounds_are_serialized_alone_and_not_measured) {
+  Planner planner;
+  BOOST_TEST((planner.plan(Planner::min_records_to_share - 1) == Mode::alone));
+  planner.measured(Mode::alone, Planner::min_records_to_share - 1, 1s);
+  BOOST_TEST(planner.cost(Mode::alone) == 0.0);
+  BOOST_TEST((planner.plan(Planner::min_records_to_share) == Mode::side_by_side));
+}
+
+BOOST_AUTO_TEST_CASE(each_way_is_tried_once_side_by_side_first) {
+  Planner planner;
+  BOOST_TEST((planner.plan(round_size) == Mode::side_by_side));
+  planner.measured(Mode::side_by_side, round_size, 3ms);
+  BOOST_TEST((planner.plan(round_size) == Mode::alone));
+  planner.measured(Mode::alone, round_size, 2ms);
+  BOOST_TEST(planner.cost(Mode::side_by_side) == 3e6 / round_size);
+  BOOST_TEST(planner.cost(Mode::alone) == 2e6 / round_size);
+}
+
+BOOST_AUTO_TEST_CASE(the_faster_way_is_kept_and_the_slower_retried_every_sixteenth_round) {
+  Planner faster_alone;
+  const int rounds = 2 + 10 * static_cast<int>(Planner::probe_interval);
+  // The two trial rounds (one of them side by side), then one probe per interval.
+  BOOST_TEST(run(faster_alone, rounds, 2us, 3us) == 1 + 10);
+  Planner faster_side_by_side;
+  BOOST_TEST(run(faster_side_by_side, rounds, 3us, 2us) == rounds - 1 - 10);
+}
+
+BOOST_AUTO_TEST_CASE(a_change_in_conditions_is_followed_within_a_few_probes) {
+  Planner planner;
+  run(planner, 100, 3us, 2us);  // side by side pays, say with a scalable allocator
+  const int later = 8 * static_cast<int>(Planner::probe_interval);
+  // Now side by side is the slower way: after a few probes of alone, alone is kept.
+  BOOST_TEST(run(planner, later, 2us, 6us) < 4 * static_cast<int>(Planner::probe_interval));
+  BOOST_TEST(run(planner, later, 2us, 6us) == later / static_cast<int>(Planner::probe_interval));
+}
+
+BOOST_AUTO_TEST_CASE(stats_say_how_records_were_serialized) {
+  jsonl_test::ScratchDirectory directory;
+  jsonl_test::Log log;
+  auto options = jsonl_test::test_options(directory.path(), log);
+  options.batch_size = 64;
+  options.queue_size = 1024;
+  std::latch first_round_serialized(200);
+  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<CountingFormat>(first_round_serialized, 200));
+  for (int i = 0; i < 200; ++i) writer.submit(json::object{{"n", i}});
+  writer.start();  // one round of all 200: the first round big enough is side by side
+  first_round_serialized.wait();
+  // Too few for two rounds big enough to plan: the first of them, if any, is alone.
+  for (int i = 0; i < 100; ++i) writer.submit(json::object{{"n", i}});
+  writer.close();
+  const auto stats = writer.stats();
+  BOOST_TEST(stats.serialized_side_by_side == 200u);
+  BOOST_TEST(stats.serialized_alone == 100u);
+  BOOST_TEST(stats.written == 300u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
