@@ -512,9 +512,16 @@ bool append_json(const boost::json::value& value, std::string& out,
   return writer.sanitized();
 }
 
-class JsonTextStream::Writer : public JsonTextWriter {
+// The stream's options, held before the writer that refers to them is constructed: the
+// caller's may be a temporary.
+struct OwnOptions {
+  JsonTextOptions options;
+};
+
+class JsonTextStream::Writer : private OwnOptions, public JsonTextWriter {
  public:
-  using JsonTextWriter::JsonTextWriter;
+  Writer(std::string& out, const JsonTextOptions& options)
+      : OwnOptions{options}, JsonTextWriter(out, OwnOptions::options) {}
   std::size_t depth = 0;       // objects open
   bool has_members = false;    // the innermost open object has a member already
   std::uint64_t outer_has_members = 0;  // the same for the enclosing objects, innermost lowest

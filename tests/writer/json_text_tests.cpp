@@ -204,4 +204,45 @@ BOOST_AUTO_TEST_CASE(nesting_deeper_than_the_limit_is_malformed) {
   BOOST_CHECK_THROW(text(nested_arrays(100000)), jsonl::MalformedRecord);
 }
 
+BOOST_AUTO_TEST_CASE(a_stream_writes_what_append_json_writes_for_the_object_built_from_its_pieces) {
+  const json::object timing{{"a", 1.5}, {"skip", 2}, {"b", "caf\xc3\xa9"}, {"also skipped", nullptr}};
+  std::string streamed = "prefix ";
+  bool sanitized;
+  {
+    jsonl::JsonTextStream stream(streamed, jsonl::JsonTextOptions{.ensure_ascii = false});  // options from a temporary
+    stream.begin_object();
+    stream.key("id");
+    stream.value(7);
+    stream.key("nested");
+    stream.begin_object();
+    stream.key("timing");
+    stream.object_without(timing, {"skip", "also skipped"});
+    stream.key("bad");
+    stream.value("\xff");
+    stream.end_object();
+    stream.key("after");
+    stream.value(json::array{1, 2});
+    stream.end_object();
+    sanitized = stream.sanitized();
+  }
+  const json::object built{{"id", 7},
+                           {"nested", json::object{{"timing", json::object{{"a", 1.5}, {"b", "caf\xc3\xa9"}}}, {"bad", "\xff"}}},
+                           {"after", json::array{1, 2}}};
+  std::string expected = "prefix ";
+  BOOST_TEST(jsonl::append_json(built, expected, jsonl::JsonTextOptions{.ensure_ascii = false}) == sanitized);
+  BOOST_TEST(streamed == expected);
+  BOOST_TEST(sanitized);
+}
+
+BOOST_AUTO_TEST_CASE(a_stream_refuses_objects_nested_deeper_than_the_limit) {
+  std::string out;
+  jsonl::JsonTextStream stream(out, jsonl::JsonTextOptions{.max_depth = 2});
+  stream.begin_object();
+  stream.key("a");
+  stream.begin_object();
+  stream.key("b");
+  BOOST_CHECK_THROW(stream.begin_object(), jsonl::MalformedRecord);
+  BOOST_CHECK_THROW(stream.value(json::array{}), jsonl::MalformedRecord);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
