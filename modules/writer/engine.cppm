@@ -55,9 +55,10 @@ class WriterEngine {
   Admission wait_for_slot() noexcept;
   // Gives back an admitted slot whose push failed, counting the record as a queue-full drop.
   void refuse_reserved() noexcept;
-  // The drain took `records` from the queue.
+  // The drain is done with `records` it took from the queue: serialized and released.
   void took(std::size_t records) noexcept;
-  // Admitted records not yet taken, including any whose push is still in progress.
+  // Admitted records the drain is not done with, including any whose push is still in
+  // progress.
   std::uint64_t depth() const noexcept;
   bool accepting() const noexcept;
   // Refuses every later submit and wakes the drain and waiting submits. Records admitted

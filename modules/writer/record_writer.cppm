@@ -200,20 +200,22 @@ class JsonlRecordWriter {
         continue;
       }
       empty_polls = 0;
-      engine_->took(records);
       write_round_contained(round, records);
       round.clear();
     }
     worker_.wait_idle();
   }
 
-  // Pops whole batches while records are waiting, up to batches_per_round: one round of
-  // serializing for all of them rather than one per batch.
+  // Pops whole batches while records are waiting, up to batches_per_round and a quarter
+  // of the queue's capacity (at least one batch): one round of serializing for all of
+  // them rather than one per batch.
   std::size_t take_round(std::vector<std::vector<Record>>& round) {
-    const std::size_t batch_size = engine_->options().batch_size;
+    const WriterOptions& options = engine_->options();
+    const std::size_t batch_size = options.batch_size;
+    const std::size_t batches = std::clamp<std::size_t>(options.queue_size / 4 / batch_size, 1, batches_per_round);
     std::size_t records = 0;
     Record record;
-    while (round.size() < batches_per_round) {
+    while (round.size() < batches) {
       std::vector<Record> batch;
       while (batch.size() < batch_size && queue_.try_pop(record)) batch.push_back(std::move(record));
       if (batch.empty()) break;
@@ -226,25 +228,39 @@ class JsonlRecordWriter {
 
   // An unexpected error anywhere in a round's journey to the worker costs the records of
   // that round not yet accounted for, never the drain thread. Cancellation goes through.
+  // The round's records leave the queue's depth only once released, so that the
+  // capacity bounds every record the writer holds, the drain's included.
   void write_round_contained(std::vector<std::vector<Record>>& round, std::size_t records) {
+    bool released = false;
+    const auto release = [&] {
+      if (released) return;
+      released = true;
+      round.clear();
+      engine_->took(records);
+    };
     std::size_t accounted = 0;
     try {
-      write_round(round, records, accounted);
+      write_round(round, records, accounted, release);
     } catch (const detail::DrainCancelled&) {
+      release();
       throw;
     } catch (...) {
+      release();
       if (records > accounted) {
         engine_->count_serialize_errors(records - accounted, detail::describe_current_exception());
       }
     }
   }
 
-  // Serializes the round's batches, alone or side by side as the planner says, counts
-  // them in submission order, and hands all their appends to the write worker in one job.
+  // Serializes the round's batches, alone or side by side as the planner says, releases
+  // the records, counts the batches in submission order, and hands all their appends to
+  // the write worker in one job.
   // `accounted` ends as the records of the round handed off or dropped. The planner is
   // told how long all of it took, waiting for the worker included: serializing side by
   // side also slows the worker down when the cores are short.
-  void write_round(std::vector<std::vector<Record>>& round, std::size_t records, std::size_t& accounted) {
+  template <class Release>
+  void write_round(std::vector<std::vector<Record>>& round, std::size_t records, std::size_t& accounted,
+                   const Release& release) {
     using Mode = detail::SerializationPlanner::Mode;
     const Mode mode = planner_.plan(records);
     const auto began = std::chrono::steady_clock::now();
@@ -257,6 +273,7 @@ class JsonlRecordWriter {
     } else {
       for (std::size_t i = 0; i < round.size(); ++i) serialize_batch(i);
     }
+    release();
     detail::WriteJob job{layout_, {}};
     for (detail::SerializedBatch& batch : batches) {
       batch.count(*engine_, accounted);

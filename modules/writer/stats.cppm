@@ -37,7 +37,8 @@ struct WriterStats {
   // whichever way has lately been faster (side by side scales with the allocator).
   std::uint64_t serialized_side_by_side = 0;
   std::uint64_t serialized_alone = 0;
-  std::uint64_t queue_depth = 0;  // accepted records not yet taken by the drain
+  std::uint64_t queue_depth = 0;  // accepted records not yet serialized: queued, or held
+                                  // by the drain (the queue size bounds them all)
   std::uint64_t waiting_for_room = 0;  // submit_wait calls blocked on a full queue
 
   // When the last append reached a file; empty before the first one. A monitor compares
