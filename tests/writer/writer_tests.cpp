@@ -3,6 +3,7 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <barrier>
 #include <chrono>
 #include <condition_variable>
@@ -85,6 +86,24 @@ class FailingLayout : public jsonl::BatchLayout<json::value> {
 };
 
 json::value numbered(int i) { return json::object{{"n", i}}; }
+
+// Lines as usual, but the first record's waits until `release`, after counting down
+// `entered`: a drain busy serializing.
+class HeldFirstFormat : public jsonl::JsonLineFormat {
+ public:
+  bool append_line(json::value& record, std::string& out) const override {
+    if (!held_.exchange(true)) {
+      entered.count_down();
+      release.wait();
+    }
+    return JsonLineFormat::append_line(record, out);
+  }
+  mutable std::latch entered{1};
+  mutable std::latch release{1};
+
+ private:
+  mutable std::atomic<bool> held_{false};
+};
 
 }  // namespace
 
@@ -173,6 +192,27 @@ BOOST_AUTO_TEST_CASE(full_queue_drops_the_newest_counts_it_and_logs_the_first_dr
   BOOST_TEST(stats.dropped_queue_full == 1500u);
   BOOST_TEST(stats.submitted == 1504u);
   BOOST_TEST(accounting_holds(stats));
+}
+
+BOOST_AUTO_TEST_CASE(records_the_drain_holds_count_against_the_queue_size) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.queue_size = 4;
+  options.batch_size = 1;
+  auto format = std::make_shared<HeldFirstFormat>();
+  jsonl::JsonlRecordWriter<> writer(options, format);
+  writer.start();
+  BOOST_TEST(writer.submit(numbered(0)));
+  format->entered.wait();  // the drain holds record 0, serializing it
+  for (int i = 1; i < 4; ++i) BOOST_TEST(writer.submit(numbered(i)));
+  BOOST_TEST(!writer.submit(numbered(4)));
+  BOOST_TEST(writer.stats().queue_depth == 4u);
+  format->release.count_down();
+  writer.close();
+  BOOST_TEST(jsonl_test::read_lines(*writer.path()).size() == 4u);
+  BOOST_TEST(writer.stats().dropped_queue_full == 1u);
+  BOOST_TEST(accounting_holds(writer.stats()));
 }
 
 BOOST_AUTO_TEST_CASE(record_json_cannot_represent_is_dropped_alone_and_logged_once) {
