@@ -54,7 +54,9 @@ export namespace jsonl {
 //
 // Write latency: a drain that finds the queue empty naps (1 ms) rather than being woken
 // by every submit, so a record may reach the file up to a nap after it was submitted;
-// after a run of empty naps it sleeps until the next submit wakes it.
+// after a run of empty naps it sleeps until the next submit wakes it. Under load a record
+// also waits for the round it was taken in (up to 16 batches, at most a quarter of the
+// queue size) to be serialized before its batch is appended.
 template <class Record = boost::json::value>
 class JsonlRecordWriter {
  public:
