@@ -53,8 +53,8 @@ class BatchSerializer final : public GroupSerializer<Record> {
   BatchSerializer(const RecordFormat<Record>& format, SerializedBatch& result, bool side_by_side)
       : format_(format), result_(result), side_by_side_(side_by_side) {}
 
-  // Lays `batch` out through `layout`; an exception from the layout (not cancellation)
-  // is noted in the result rather than thrown.
+  // Lays `batch` out through `layout`. An exception from the layout is noted in the
+  // result rather than thrown: it costs this batch only.
   void run(const BatchLayout<Record>& layout, std::vector<Record>& batch, const std::filesystem::path& file) {
     result_.records = batch.size();
     try {
