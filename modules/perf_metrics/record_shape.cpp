@@ -89,7 +89,7 @@ class ValueBuilder {
  public:
   void begin_object() { open_.emplace_back(); }
   void key(std::string_view name) { open_.back().key = name; }
-  void value(const json::value& value) { open_.back().object[open_.back().key] = value; }
+  void value(const json::value& value) { put(value); }
   void object_without(const json::object& members, std::initializer_list<std::string_view> omitted) {
     json::object kept;
     for (const auto& member : members) {
@@ -97,7 +97,7 @@ class ValueBuilder {
         kept.emplace(member.key(), member.value());
       }
     }
-    open_.back().object[open_.back().key] = std::move(kept);
+    put(std::move(kept));
   }
   void end_object() {
     json::object done = std::move(open_.back().object);
@@ -105,12 +105,15 @@ class ValueBuilder {
     if (open_.empty()) {
       result_ = std::move(done);
     } else {
-      open_.back().object[open_.back().key] = std::move(done);
+      put(std::move(done));
     }
   }
   json::value result() && { return std::move(result_); }
 
  private:
+  // The member being added to the innermost open object.
+  void put(json::value value) { open_.back().object[open_.back().key] = std::move(value); }
+
   struct Open {
     json::object object;
     std::string key;  // of the member being added

@@ -10,7 +10,7 @@ import :batch_serializer;
 
 namespace jsonl::detail {
 
-void SerializedBatch::count(WriterEngine& engine, std::size_t& accounted) {
+std::size_t SerializedBatch::count(WriterEngine& engine, std::size_t& accounted) {
   std::size_t dropped = 0;
   for (const LineOutcome& outcome : outcomes) {
     switch (outcome.kind) {
@@ -38,6 +38,7 @@ void SerializedBatch::count(WriterEngine& engine, std::size_t& accounted) {
     engine.count_serialize_errors(lost, failure ? *failure : "batch layout returned fewer lines than records");
     accounted += lost;
   }
+  return written;
 }
 
 }  // namespace jsonl::detail

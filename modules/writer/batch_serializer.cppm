@@ -41,9 +41,9 @@ struct SerializedBatch {
   // Counts every outcome in order, so rate-limited log lines come out as they would one
   // record at a time. Records neither in an append nor dropped for a reason already
   // (a layout that threw, or returned fewer lines than records) count as serialize
-  // errors. Leaves only the appends to perform; adds each record counted as dropped to
-  // `accounted` as soon as it is counted.
-  void count(WriterEngine& engine, std::size_t& accounted);
+  // errors. Leaves only the appends to perform and returns the records they hold; adds
+  // each record counted as dropped to `accounted` as soon as it is counted.
+  std::size_t count(WriterEngine& engine, std::size_t& accounted);
 };
 
 template <class Record>

@@ -256,8 +256,8 @@ class JsonlRecordWriter {
 
   // Serializes the round's batches, alone or side by side as the planner says, releases
   // the records, counts the batches in submission order, and hands all their appends to
-  // the write worker in one job.
-  // `accounted` ends as the records of the round handed off or dropped. The planner is
+  // the write worker in one job. `accounted` ends as the records of the round handed off
+  // or dropped. The planner is
   // told how long all of it took, waiting for the worker included: serializing side by
   // side also slows the worker down when the cores are short.
   template <class Release>
@@ -277,15 +277,14 @@ class JsonlRecordWriter {
     }
     release();
     detail::WriteJob job{layout_, {}};
+    std::size_t in_appends = 0;
     for (detail::SerializedBatch& batch : batches) {
-      batch.count(*engine_, accounted);
+      in_appends += batch.count(*engine_, accounted);
       std::move(batch.appends.begin(), batch.appends.end(), std::back_inserter(job.appends));
     }
     if (!job.appends.empty()) {
-      std::size_t handed_off = 0;
-      for (const FileAppend& append : job.appends) handed_off += append.records;
       worker_.hand_off(std::move(job));
-      accounted += handed_off;
+      accounted += in_appends;
     }
     planner_.measured(mode, records, std::chrono::steady_clock::now() - began);
     engine_->count_serialized(records, mode == Mode::side_by_side);
