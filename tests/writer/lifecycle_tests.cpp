@@ -3,6 +3,7 @@
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -104,6 +105,9 @@ BOOST_AUTO_TEST_CASE(close_writes_a_record_admitted_before_it_whose_push_is_stil
   Log log;
   auto options = test_options(directory.path(), log);
   options.queue_size = 1;  // the held record fills it: probes are refused, never pushed
+  // Far beyond the yields below however slowly a loaded machine runs them, so that only a
+  // drain that gave up on the held record lets close() return during them.
+  options.shutdown_timeout = std::chrono::minutes(10);
   jsonl::JsonlRecordWriter<HeldRecord> writer(options, std::make_shared<HeldRecordFormat>());
   writer.start();
   auto hold = std::make_shared<HeldRecord::Hold>();
