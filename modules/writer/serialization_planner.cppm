@@ -26,17 +26,20 @@ class SerializationPlanner {
   // Every this many measured rounds, the way that has been slower is tried once more,
   // so a change in conditions (another allocator, other load) is noticed.
   static constexpr unsigned probe_interval = 16;
+  // The way in use gives way only to one that has lately cost at least this fraction
+  // less: a noisy probe or two must not swing the drain back and forth.
+  static constexpr double switch_margin = 0.125;
 
   // The way to serialize a round of `records` records. Each way is tried once first,
-  // side by side first.
+  // side by side first, and side by side is the way in use until the other is cheaper
+  // by the switch margin.
   Mode plan(std::size_t records) {
     if (records < min_records_to_share) return Mode::alone;
     ++rounds_;
     if (!known_[index(Mode::side_by_side)]) return Mode::side_by_side;
     if (!known_[index(Mode::alone)]) return Mode::alone;
-    const Mode faster = cost(Mode::alone) <= cost(Mode::side_by_side) ? Mode::alone : Mode::side_by_side;
-    if (rounds_ % probe_interval == 0) return faster == Mode::alone ? Mode::side_by_side : Mode::alone;
-    return faster;
+    if (rounds_ % probe_interval == 0) return other(in_use_);
+    return in_use_;
   }
 
   // What a round planned for `records` took `mode`'s way. Recent rounds weigh most.
@@ -46,6 +49,8 @@ class SerializationPlanner {
     double& average = cost_[index(mode)];
     average = known_[index(mode)] ? average + (per_record - average) / 4 : per_record;
     known_[index(mode)] = true;
+    const Mode challenger = other(in_use_);
+    if (known_[index(challenger)] && cost(challenger) < cost(in_use_) * (1 - switch_margin)) in_use_ = challenger;
   }
 
   // Nanoseconds per record, on average over the recent rounds serialized `mode`'s way;
@@ -54,10 +59,12 @@ class SerializationPlanner {
 
  private:
   static int index(Mode mode) noexcept { return mode == Mode::alone ? 0 : 1; }
+  static Mode other(Mode mode) noexcept { return mode == Mode::alone ? Mode::side_by_side : Mode::alone; }
 
   double cost_[2] = {0, 0};
   bool known_[2] = {false, false};
   unsigned rounds_ = 0;
+  Mode in_use_ = Mode::side_by_side;
 };
 
 }  // namespace jsonl::detail

@@ -88,6 +88,18 @@ BOOST_AUTO_TEST_CASE(a_change_in_conditions_is_followed_within_a_few_probes) {
   BOOST_TEST(run(planner, later, 2us, 6us) == later / static_cast<int>(Planner::probe_interval));
 }
 
+BOOST_AUTO_TEST_CASE(the_other_way_takes_over_only_when_cheaper_by_the_switch_margin) {
+  Planner planner;
+  run(planner, 100, 2us, 3us);  // alone is kept
+  const int later = 40 * static_cast<int>(Planner::probe_interval);
+  const auto within_margin = std::chrono::duration_cast<std::chrono::nanoseconds>(2us * (1 - Planner::switch_margin) * 1.02);
+  // Side by side turns slightly cheaper, as noise alone can make it: only probed.
+  BOOST_TEST(run(planner, later, 2us, within_margin) == later / static_cast<int>(Planner::probe_interval));
+  const auto beyond_margin = std::chrono::duration_cast<std::chrono::nanoseconds>(2us * (1 - Planner::switch_margin) * 0.98);
+  // Cheaper by more than the margin: it takes over.
+  BOOST_TEST(run(planner, later, 2us, beyond_margin) > later / 2);
+}
+
 BOOST_AUTO_TEST_CASE(stats_say_how_records_were_serialized) {
   jsonl_test::ScratchDirectory directory;
   jsonl_test::Log log;
