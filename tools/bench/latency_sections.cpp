@@ -27,19 +27,16 @@ struct Latencies {
   double p50, p99, p999;
 };
 
-// `producers` threads each submit `per_producer` prebuilt records, one every `gap_ns`
-// (spinning), timing each call.
-template <class Writer>
-Latencies time_submits(Writer& writer, unsigned producers, std::size_t per_producer, double gap_ns,
-                       const CycleClock& clock) {
+// `producers` threads each make `per_producer` timed calls, one every `gap_ns`
+// (spinning); `call(p, i)` is the i-th call of thread p.
+template <class Call>
+Latencies time_calls(unsigned producers, std::size_t per_producer, double gap_ns, const CycleClock& clock,
+                     const Call& call) {
   std::vector<std::vector<double>> samples(producers);
   std::barrier start(producers);
   std::vector<std::jthread> threads;
   for (unsigned p = 0; p < producers; ++p) {
     threads.emplace_back([&, p] {
-      std::vector<boost::json::value> records;
-      records.reserve(per_producer);
-      for (std::size_t i = 0; i < per_producer; ++i) records.push_back(small_record(i));
       samples[p].reserve(per_producer);
       start.arrive_and_wait();
       std::uint64_t next = CycleClock::now();
@@ -49,7 +46,7 @@ Latencies time_submits(Writer& writer, unsigned producers, std::size_t per_produ
         }
         next += gap_ticks;
         const std::uint64_t before = CycleClock::now();
-        writer.submit(std::move(records[i]));
+        call(p, i);
         samples[p].push_back(clock.ns(CycleClock::now() - before));
       }
     });
@@ -57,8 +54,30 @@ Latencies time_submits(Writer& writer, unsigned producers, std::size_t per_produ
   threads.clear();
   std::vector<double> all;
   for (auto& s : samples) all.insert(all.end(), s.begin(), s.end());
-  std::vector<double> copy = all;
-  return {percentile(copy, 50), percentile(copy, 99), percentile(copy, 99.9)};
+  return {percentile(all, 50), percentile(all, 99), percentile(all, 99.9)};
+}
+
+// Each producer submits `per_producer` prebuilt records, moved in.
+template <class Writer>
+Latencies time_submits(Writer& writer, unsigned producers, std::size_t per_producer, double gap_ns,
+                       const CycleClock& clock) {
+  std::vector<std::vector<boost::json::value>> records(producers);
+  for (auto& mine : records) {
+    mine.reserve(per_producer);
+    for (std::size_t i = 0; i < per_producer; ++i) mine.push_back(small_record(i));
+  }
+  return time_calls(producers, per_producer, gap_ns, clock,
+                    [&](unsigned p, std::size_t i) { writer.submit(std::move(records[p][i])); });
+}
+
+// The least any submit from several threads can cost here: one atomic read-modify-write
+// on a cache line the other threads write too. Whatever admits records into one bounded
+// queue and counts every drop exactly needs at least that much per call.
+Latencies time_shared_increments(unsigned producers, std::size_t per_producer, double gap_ns,
+                                 const CycleClock& clock) {
+  alignas(64) std::atomic<std::uint64_t> shared{0};
+  return time_calls(producers, per_producer, gap_ns, clock,
+                    [&](unsigned, std::size_t) { shared.fetch_add(1, std::memory_order_relaxed); });
 }
 
 // Counts the heap a copy takes, in glibc malloc chunks: what one queued record holds,
@@ -101,8 +120,8 @@ int submit_latency(const Settings& settings) {
                                               : std::make_shared<jsonl::BatchLayout<boost::json::value>>());
       writer.start();
       // Keeping up: 100,000 records/s in total. Stuck: as fast as the calls go.
-      const Latencies latency =
-          time_submits(writer, producers, per_producer, stuck ? 0.0 : 1e9 / 100'000 * producers, clock);
+      const double gap_ns = stuck ? 0.0 : 1e9 / 100'000 * producers;
+      const Latencies latency = time_submits(writer, producers, per_producer, gap_ns, clock);
       release->count_down();
       writer.close();
       const std::string name = std::string("submit_") + (stuck ? "stuck" : "keeping_up") + "_" +
@@ -111,6 +130,10 @@ int submit_latency(const Settings& settings) {
       figure((name + "_p99").c_str(), latency.p99, "ns");
       figure((name + "_p99.9").c_str(), latency.p999, "ns");
       if (producers == 2) {
+        // The floor, paced as the submits were, right after them.
+        const Latencies floor = time_shared_increments(producers, per_producer, gap_ns, clock);
+        figure((name + "_floor_shared_increment_p50").c_str(), floor.p50, "ns");
+        figure((name + "_p50_ratio_to_floor").c_str(), latency.p50 / floor.p50, "x");
         failed += target((name + "_p50_le_100ns").c_str(), latency.p50 <= 100, std::to_string(latency.p50) + " ns");
         failed += target((name + "_p99.9_le_5us").c_str(), latency.p999 <= 5000, std::to_string(latency.p999) + " ns");
       }
