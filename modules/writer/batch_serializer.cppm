@@ -65,20 +65,26 @@ class BatchSerializer final : public GroupSerializer<Record> {
     }
   }
 
-  // Serializes a group's records in chunks, side by side when allowed and there are
-  // several (the format is thread-safe). Each record is released as soon as it is
-  // serialized, by the thread that serialized it, while it is still in that core's cache.
+  // Serializes a group's records, in chunks side by side when allowed (the format is
+  // thread-safe), else into one text that becomes the append's without another copy.
+  // A chunk's text is sized from its first line, as a batch's lines are much alike. Each
+  // record is released as soon as it is serialized, by the thread that serialized it,
+  // while it is still in that core's cache.
   FileAppend serialize(std::span<Record> group, std::filesystem::path file) override {
-    const std::size_t chunks = (group.size() + records_per_chunk - 1) / records_per_chunk;
+    const std::size_t per_chunk = std::max<std::size_t>(1, side_by_side_ ? records_per_chunk : group.size());
+    const std::size_t chunks = (group.size() + per_chunk - 1) / per_chunk;
     std::vector<std::string> texts(chunks);
     const std::size_t first = result_.outcomes.size();
     result_.outcomes.resize(first + group.size());
     const std::span<LineOutcome> outcomes(result_.outcomes.data() + first, group.size());
     const auto serialize_chunk = [&](std::size_t chunk) {
-      const std::size_t end = std::min(group.size(), (chunk + 1) * records_per_chunk);
-      for (std::size_t i = chunk * records_per_chunk; i < end; ++i) {
-        outcomes[i] = serialize_one(group[i], texts[chunk]);
+      const std::size_t begin = chunk * per_chunk;
+      const std::size_t end = std::min(group.size(), begin + per_chunk);
+      std::string& text = texts[chunk];
+      for (std::size_t i = begin; i < end; ++i) {
+        outcomes[i] = serialize_one(group[i], text);
         group[i] = Record();
+        if (i == begin) text.reserve(std::min(text.size() * (end - begin) * 9 / 8, max_reserve));
       }
     };
     if (side_by_side_ && chunks > 1) {
@@ -118,6 +124,9 @@ class BatchSerializer final : public GroupSerializer<Record> {
 
   // Records serialized by one task: enough to outweigh handing the task to another core.
   static constexpr std::size_t records_per_chunk = 32;
+  // The most a chunk's text is sized ahead, so that one huge first line cannot make it
+  // reserve many times what the chunk needs.
+  static constexpr std::size_t max_reserve = std::size_t{1} << 20;
 
   const RecordFormat<Record>& format_;
   SerializedBatch& result_;

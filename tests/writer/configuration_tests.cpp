@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstddef>
 #include <filesystem>
 #include <latch>
 #include <limits>
@@ -111,9 +112,39 @@ class FilePerKeyLayout : public jsonl::BatchLayout<json::value> {
   }
 };
 
+// The default layout, noting how much room each append's text holds.
+class RoomNotingLayout : public jsonl::BatchLayout<json::value> {
+ public:
+  std::vector<jsonl::FileAppend> lay_out(std::vector<json::value>& batch,
+                                         const std::filesystem::path& file,
+                                         jsonl::GroupSerializer<json::value>& serialize) const override {
+    auto appends = BatchLayout::lay_out(batch, file, serialize);
+    for (const auto& append : appends) largest_room = std::max(largest_room, append.bytes.capacity());
+    return appends;
+  }
+  mutable std::size_t largest_room = 0;  // the drain thread's alone until close() returns
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(configuration)
+
+BOOST_AUTO_TEST_CASE(a_huge_first_line_does_not_size_the_text_of_its_whole_batch) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.batch_size = 64;
+  auto layout = std::make_shared<RoomNotingLayout>();
+  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(), layout);
+  const std::string huge(256 * 1024, 'x');
+  writer.submit(json::object{{"huge", huge}});
+  for (int i = 1; i < 64; ++i) writer.submit(json::object{{"n", i}});
+  writer.start();
+  writer.close();
+  BOOST_TEST(writer.stats().written == 64u);
+  // Sized from the first line alone, the batch's text would take 64 huge lines' room.
+  BOOST_TEST(layout->largest_room < 8 * huge.size());
+}
 
 BOOST_AUTO_TEST_CASE(configuration_decides_the_line_and_which_errors_are_malformed) {
   jsonl_test::ScratchDirectory directory;
