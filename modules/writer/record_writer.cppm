@@ -257,9 +257,8 @@ class JsonlRecordWriter {
   // Serializes the round's batches, alone or side by side as the planner says, releases
   // the records, counts the batches in submission order, and hands all their appends to
   // the write worker in one job. `accounted` ends as the records of the round handed off
-  // or dropped. The planner is
-  // told how long all of it took, waiting for the worker included: serializing side by
-  // side also slows the worker down when the cores are short.
+  // or dropped. The planner is told how long all of it took, waiting for the worker
+  // included: serializing side by side also slows the worker down when the cores are short.
   template <class Release>
   void write_round(std::vector<std::vector<Record>>& round, std::size_t records, std::size_t& accounted,
                    const Release& release) {

@@ -33,8 +33,9 @@ struct WriterStats {
   std::uint64_t bytes_written = 0;
   std::uint64_t appends = 0;      // appends that reached a file (written / appends is the
                                   // mean batch size)
-  // Records the drain serialized side by side on oneTBB's threads, and alone: it takes
-  // whichever way has lately been faster (side by side scales with the allocator).
+  // Records the drain serialized side by side on oneTBB's threads, and alone: it keeps
+  // the way in use until the other has lately cost at least an eighth less (side by side
+  // scales with the allocator).
   std::uint64_t serialized_side_by_side = 0;
   std::uint64_t serialized_alone = 0;
   std::uint64_t queue_depth = 0;  // accepted records not yet serialized: queued, or held

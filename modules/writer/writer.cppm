@@ -2,8 +2,9 @@
 //
 // Producers hand records to `JsonlRecordWriter::submit`, which never blocks, throws or
 // does I/O of its own. One drain thread takes queued records in batches and serializes
-// each record into one line, the batches waiting together side by side on oneTBB's
-// threads; one write worker appends each batch to disk with a single write. Every
+// each record into one line, the batches waiting together in one round, alone or side
+// by side on oneTBB's threads, whichever has lately cost less; one write worker appends
+// each batch to disk with a single write. Every
 // record submitted is accounted for: written, or dropped for a named reason
 // (`WriterStats`).
 //
