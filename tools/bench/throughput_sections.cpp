@@ -71,23 +71,21 @@ Throughput raw_append(const std::filesystem::path& lines_file, const std::filesy
     chunks.back() += '\n';
     bytes += line.size() + 1;
   }
+  const auto append_all = [&](const std::filesystem::path& target) {
+    const int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    for (const auto& chunk : chunks) {
+      if (::write(fd, chunk.data(), chunk.size()) != static_cast<ssize_t>(chunk.size())) break;
+    }
+    ::close(fd);
+  };
   // The lines are written once before the timed pass, to a file then removed: on some
   // virtual machines the kernel's first read of a page the process filled is several
   // times slower than later ones, and the writer's own buffers are reused and so warm.
   const auto warm = fresh_directory(directory) / "warm.jsonl";
-  const int warm_fd = ::open(warm.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  for (const auto& chunk : chunks) {
-    if (::write(warm_fd, chunk.data(), chunk.size()) != static_cast<ssize_t>(chunk.size())) break;
-  }
-  ::close(warm_fd);
+  append_all(warm);
   std::filesystem::remove(warm);
-  const auto target = directory / "raw.jsonl";
-  const int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   const auto start = Clock::now();
-  for (const auto& chunk : chunks) {
-    if (::write(fd, chunk.data(), chunk.size()) != static_cast<ssize_t>(chunk.size())) break;
-  }
-  ::close(fd);
+  append_all(directory / "raw.jsonl");
   const double seconds = seconds_since(start);
   return {lines / seconds, bytes / seconds / 1e6};
 }
