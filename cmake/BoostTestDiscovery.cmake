@@ -4,6 +4,24 @@
 # its executable's name and, when CTest reads the tests, with every test list
 # (test_lists/test-db) whose selectors name it.
 set(_jsonl_discovery_script "${CMAKE_CURRENT_LIST_DIR}/discover_boost_tests.cmake")
+
+# A sanitizer build's tests carry their runtime options themselves, so that any CTest
+# run of the build (with or without --preset) suppresses, symbolizes and halts alike.
+# The suppressions match function names: without the symbolizer they silently stop
+# matching, so a missing one fails the configure.
+set(_jsonl_test_environment "")
+if(CMAKE_CXX_FLAGS MATCHES "-fsanitize=(address|thread)")
+  find_program(JSONL_LLVM_SYMBOLIZER NAMES llvm-symbolizer PATHS /usr/lib/llvm-19/bin NO_DEFAULT_PATH REQUIRED)
+endif()
+if(CMAKE_CXX_FLAGS MATCHES "-fsanitize=thread")
+  list(APPEND _jsonl_test_environment
+    "TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:suppressions=${PROJECT_SOURCE_DIR}/tools/tsan.supp:external_symbolizer_path=${JSONL_LLVM_SYMBOLIZER}")
+elseif(CMAKE_CXX_FLAGS MATCHES "-fsanitize=address")
+  list(APPEND _jsonl_test_environment
+    "ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:strict_string_checks=1"
+    "ASAN_SYMBOLIZER_PATH=${JSONL_LLVM_SYMBOLIZER}"
+    "UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1")
+endif()
 set(_jsonl_label_script "${CMAKE_CURRENT_LIST_DIR}/label_tests_from_lists.cmake")
 
 function(jsonl_add_boost_test target)
@@ -46,6 +64,7 @@ function(_jsonl_write_label_include group preamble)
     "set(jsonl_test_executable [==[${group}]==])\n"
     "set(jsonl_test_db [==[$<TARGET_FILE:test_db>]==])\n"
     "set(jsonl_test_lists_dir [==[${PROJECT_SOURCE_DIR}/test_lists/test-db]==])\n"
+    "set(jsonl_test_environment [==[${_jsonl_test_environment}]==])\n"
     "include([==[${_jsonl_label_script}]==])\n")
   file(GENERATE OUTPUT "${include_file}" CONTENT "${content}")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${include_file}")

@@ -30,5 +30,5 @@ set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION "libdevel")
 # The module interface units are compiled by the consumer, against these headers.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libboost-json1.83-dev, libtbb-dev, libfmt-dev, libc6, libstdc++6")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libboost-json1.83-dev, libtbb-dev, libc6, libstdc++6")
 include(CPack)

@@ -1,6 +1,7 @@
 # Included by CTest for each test executable: labels its discovered tests with the
 # executable's name and with every test list whose selectors name them.
-#   jsonl_discovered_tests, jsonl_test_executable, jsonl_test_db, jsonl_test_lists_dir
+#   jsonl_discovered_tests, jsonl_test_executable, jsonl_test_db, jsonl_test_lists_dir,
+#   jsonl_test_environment (the build's sanitizer options; empty in other builds)
 set(selectors "")
 if(EXISTS "${jsonl_test_db}")
   execute_process(
@@ -35,4 +36,7 @@ foreach(test IN LISTS jsonl_discovered_tests)
   endforeach()
   list(REMOVE_DUPLICATES labels)
   set_tests_properties("${test}" PROPERTIES LABELS "${labels}")
+  if(jsonl_test_environment)
+    set_tests_properties("${test}" PROPERTIES ENVIRONMENT "${jsonl_test_environment}")
+  endif()
 endforeach()

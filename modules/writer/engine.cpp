@@ -4,7 +4,6 @@ module;
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
-#include <ctime>
 #include <cxxabi.h>
 #include <exception>
 #include <filesystem>
@@ -16,8 +15,8 @@ module;
 #include <string_view>
 #include <system_error>
 #include <thread>
+#include <vector>
 #include <typeinfo>
-#include <unistd.h>
 
 module jsonl.writer;
 
@@ -48,21 +47,14 @@ void validate(const WriterOptions& options) {
   if (options.shutdown_timeout.count() < 0) {
     throw std::invalid_argument("shutdown timeout must not be negative");
   }
-}
-
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "unknown-host";
-  return name;
-}
-
-std::string utc_timestamp() {
-  const std::time_t now = std::time(nullptr);
-  std::tm utc{};
-  ::gmtime_r(&now, &utc);
-  char text[32];
-  const std::size_t length = std::strftime(text, sizeof text, "%Y%m%dT%H%M%SZ", &utc);
-  return std::string(text, length);
+  if (options.max_file_bytes && *options.max_file_bytes == 0) {
+    throw std::invalid_argument("max file bytes must be positive");
+  }
+  if (options.max_file_age && options.max_file_age->count() <= 0) {
+    throw std::invalid_argument("max file age must be positive");
+  }
+  if (options.max_files && *options.max_files == 0) throw std::invalid_argument("max files must be at least 1");
+  if (!options.clock) throw std::invalid_argument("a clock is required");
 }
 
 }  // namespace
@@ -79,7 +71,7 @@ std::string describe_current_exception() {
   }
 }
 
-WriterEngine::WriterEngine(WriterOptions options) : options_(std::move(options)) {
+WriterEngine::WriterEngine(WriterOptions options) : options_(std::move(options)), output_(options_) {
   validate(options_);
   state_.store(options_.output_dir ? accepting_bit : 0, std::memory_order_relaxed);
 }
@@ -147,12 +139,46 @@ void WriterEngine::refuse_reserved() noexcept {
   dropped_records_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void WriterEngine::took(std::size_t records) noexcept {
-  const std::uint64_t depth = (state_.fetch_sub(records, std::memory_order_relaxed) & depth_mask) - records;
-  taken_.fetch_add(records, std::memory_order_relaxed);
+std::uint64_t WriterEngine::took(std::size_t records) noexcept {
+  std::uint64_t depth;
+  std::uint64_t taken;
+  {
+    const std::lock_guard lock(took_mutex_);
+    depth = (state_.fetch_sub(records, std::memory_order_relaxed) & depth_mask) - records;
+    taken = taken_.fetch_add(records, std::memory_order_relaxed) + records;
+  }
   // Waiting submits are woken once the queue is half empty, not after every batch: they
   // then refill it in one go instead of trading the cores with the drain batch by batch.
   if (depth <= options_.queue_size / 2) announce_room();
+  return taken;
+}
+
+std::uint64_t WriterEngine::accepted() const noexcept {
+  const std::lock_guard lock(took_mutex_);
+  return taken_.load(std::memory_order_relaxed) + depth();
+}
+
+void WriterEngine::finished_through(std::uint64_t taken) noexcept {
+  std::uint64_t finished = finished_through_.load();
+  while (finished < taken && !finished_through_.compare_exchange_weak(finished, taken)) {
+  }
+  // A waiter registers before it checks the mark, so either it sees the new mark or
+  // this sees it waiting.
+  if (flush_waiters_.load() != 0) {
+    { const std::lock_guard lock(flush_mutex_); }
+    flush_progress_.notify_all();
+  }
+}
+
+void WriterEngine::finished_all() noexcept { finished_through(UINT64_MAX); }
+
+bool WriterEngine::await_finished(std::uint64_t records, std::chrono::steady_clock::time_point deadline) {
+  flush_waiters_.fetch_add(1);
+  std::unique_lock lock(flush_mutex_);
+  const bool finished = flush_progress_.wait_until(lock, deadline, [&] { return finished_through_.load() >= records; });
+  lock.unlock();
+  flush_waiters_.fetch_sub(1);
+  return finished;
 }
 
 std::uint64_t WriterEngine::depth() const noexcept {
@@ -211,8 +237,16 @@ std::optional<std::filesystem::path> WriterEngine::open_output() {
                              directory.string() + "': " + error.message());
     return std::nullopt;
   }
-  return directory / (options_.file_stem + "-" + host_name() + "-" + std::to_string(::getpid()) +
-                      "-" + utc_timestamp() + ".jsonl");
+  return output_.start();
+}
+
+std::filesystem::path WriterEngine::file_for_append(std::size_t bytes) {
+  std::vector<std::string> failed_deletions;
+  std::filesystem::path file = output_.file_for(bytes, failed_deletions);
+  for (const std::string& failure : failed_deletions) {
+    log(LogLevel::warning, "Could not delete old " + options_.subject + " JSONL file " + failure);
+  }
+  return file;
 }
 
 void WriterEngine::count_sanitized() {
@@ -240,7 +274,21 @@ void WriterEngine::count_abandoned(std::size_t records) noexcept {
   abandoned_.fetch_add(records, std::memory_order_relaxed);
 }
 
-void WriterEngine::count_written(const AppendResult& result, std::size_t records) noexcept {
+void WriterEngine::count_written(const FileAppend& append, const AppendResult& result, bool to_writer_file) {
+  const std::size_t records = append.records;
+  if (to_writer_file) output_.appended(result.file_size, result.bytes);
+  if (result.recreated_directory) {
+    directories_recreated_.fetch_add(1, std::memory_order_relaxed);
+    log(LogLevel::warning, "Recreated the missing " + options_.subject + " JSONL directory '" +
+                               append.file.parent_path().string() + "'");
+  }
+  if (failing_) {
+    log(LogLevel::warning, "Resumed writing " + options_.subject + " JSONL after " + std::to_string(lost_in_run_) +
+                               " records were lost");
+    failing_ = false;
+    run_warned_ = false;
+    lost_in_run_ = 0;
+  }
   written_.fetch_add(records, std::memory_order_relaxed);
   lines_.fetch_add(result.lines, std::memory_order_relaxed);
   bytes_.fetch_add(result.bytes, std::memory_order_relaxed);
@@ -254,15 +302,23 @@ void WriterEngine::count_serialized(std::size_t records, bool side_by_side) noex
   (side_by_side ? serialized_side_by_side_ : serialized_alone_).fetch_add(records, std::memory_order_relaxed);
 }
 
+void WriterEngine::count_lost_in_run(std::size_t records) noexcept {
+  failing_ = true;
+  lost_in_run_ += records;
+}
+
 void WriterEngine::count_write_error(std::size_t records, std::string_view error) {
   write_errors_.fetch_add(records, std::memory_order_relaxed);
   dropped_records_.fetch_add(records, std::memory_order_relaxed);
-  if (write_error_events_.fetch_add(1, std::memory_order_relaxed) == 0) {
+  count_lost_in_run(records);
+  if (!run_warned_) {
+    run_warned_ = true;
     log(LogLevel::warning, "Failed to write " + options_.subject + " JSONL: " + std::string(error));
   }
 }
 
 void WriterEngine::count_unexpected_write(std::size_t records, std::string_view description) {
+  count_lost_in_run(records);
   count_unexpected(unexpected_writes_, records, "writing " + options_.subject + " JSONL", description);
 }
 
@@ -300,6 +356,8 @@ WriterStats WriterEngine::stats() const noexcept {
   stats.appends = load(appends_);
   stats.serialized_side_by_side = load(serialized_side_by_side_);
   stats.serialized_alone = load(serialized_alone_);
+  stats.files_started = output_.files_started();
+  stats.directories_recreated = load(directories_recreated_);
   stats.queue_depth = depth();
   stats.waiting_for_room = load(waiting_);
   stats.submitted = stats.ignored + stats.dropped_queue_full + load(taken_) + stats.queue_depth;

@@ -1,5 +1,5 @@
 // The writer's non-template core: the submit gate, the counters and their rate-limited
-// log messages, the output file's name, and the write worker. Not part of the public
+// log messages, the output file, flush's progress marks, and the write worker. Not part of the public
 // contract; exported only because JsonlRecordWriter's template code uses it.
 module;
 
@@ -24,6 +24,7 @@ import :log;
 import :options;
 import :stats;
 import :layout;
+import :output_file;
 
 export namespace jsonl::detail {
 
@@ -56,7 +57,8 @@ class WriterEngine {
   // Gives back an admitted slot whose push failed, counting the record as a queue-full drop.
   void refuse_reserved() noexcept;
   // The drain is done with `records` it took from the queue: serialized and released.
-  void took(std::size_t records) noexcept;
+  // Returns how many records it has been done with in all, these included.
+  std::uint64_t took(std::size_t records) noexcept;
   // Admitted records the drain is not done with, including any whose push is still in
   // progress.
   std::uint64_t depth() const noexcept;
@@ -74,15 +76,36 @@ class WriterEngine {
   void await_records(unsigned empty_polls);
   void wake_drain() noexcept;
 
-  // Creates the output directory and names the file. Empty without an output
+  // Creates the output directory and names the first file. Empty without an output
   // directory, or when the directory cannot be created (logged at ERROR).
   std::optional<std::filesystem::path> open_output();
+  // The writer's current file (rotation may have replaced the first); empty before
+  // open_output() and when it failed.
+  std::optional<std::filesystem::path> current_file() const { return output_.current(); }
+  // Write worker: where an append of `bytes` to the writer's file goes (see OutputFile).
+  std::filesystem::path file_for_append(std::size_t bytes);
+
+  // Flush's marks. Records are taken and their rounds performed in queue order, so
+  // "the first N records taken are all written or dropped" is one number.
+  // Records accepted so far: taken, or still in the queue's depth.
+  std::uint64_t accepted() const noexcept;
+  // The records of every round up to the `taken`-th record taken are written or dropped.
+  void finished_through(std::uint64_t taken) noexcept;
+  // Every record accepted is written or dropped, and nothing more will be accepted.
+  void finished_all() noexcept;
+  // Waits until the first `records` accepted are written or dropped (true), or until
+  // `deadline` (false).
+  bool await_finished(std::uint64_t records, std::chrono::steady_clock::time_point deadline);
 
   void count_sanitized();
   void count_malformed(std::string_view error);
   void count_serialize_errors(std::size_t records, std::string_view description);
   void count_abandoned(std::size_t records) noexcept;
-  void count_written(const AppendResult& result, std::size_t records) noexcept;
+  // Write worker, for the outcome of each append. An append that failed begins or
+  // continues a run of failures: the first filesystem refusal of a run is warned of,
+  // and the first append written after a run says how many records the run lost.
+  // `to_writer_file`: the append went to the writer's own file (rotation counts it).
+  void count_written(const FileAppend& append, const AppendResult& result, bool to_writer_file);
   // Records the drain serialized, in a round side by side or alone.
   void count_serialized(std::size_t records, bool side_by_side) noexcept;
   void count_write_error(std::size_t records, std::string_view error);
@@ -127,7 +150,6 @@ class WriterEngine {
   UnexpectedErrors serialize_errors_;
   UnexpectedErrors unexpected_writes_;
   std::atomic<std::uint64_t> write_errors_{0};
-  std::atomic<std::uint64_t> write_error_events_{0};
   std::atomic<std::uint64_t> abandoned_{0};
   std::atomic<std::uint64_t> ignored_{0};
   alignas(64) std::atomic<std::uint64_t> taken_{0};
@@ -139,12 +161,32 @@ class WriterEngine {
   std::atomic<std::uint64_t> serialized_side_by_side_{0};
   std::atomic<std::uint64_t> serialized_alone_{0};
   std::atomic<std::int64_t> last_append_ns_{0};
+  std::atomic<std::uint64_t> directories_recreated_{0};
+  // The current run of failed appends (write worker only): records it lost, and whether
+  // its filesystem refusal was warned of.
+  std::uint64_t lost_in_run_ = 0;
+  bool failing_ = false;
+  bool run_warned_ = false;
+  void count_lost_in_run(std::size_t records) noexcept;
+
+  OutputFile output_;
+
+  // Flush: taken_ and the depth read as one (took() changes both), and the progress mark.
+  mutable std::mutex took_mutex_;
+  alignas(64) std::atomic<std::uint64_t> finished_through_{0};
+  std::atomic<std::uint32_t> flush_waiters_{0};
+  std::mutex flush_mutex_;
+  std::condition_variable flush_progress_;
 };
 
 // What the write worker performs: appends, in order, through the layout's appender.
+// Appends to `writer_file` go to the writer's current file. Once they are performed,
+// every record up to the `through`-th taken is written or dropped.
 struct WriteJob {
   std::shared_ptr<const FileAppender> appender;
   std::vector<FileAppend> appends;
+  std::filesystem::path writer_file;
+  std::uint64_t through = 0;
 };
 
 // The thread that performs appends, one job at a time, so that the drain can serialize

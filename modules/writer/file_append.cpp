@@ -2,6 +2,7 @@ module;
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdint>
 #include <fcntl.h>
 #include <filesystem>
 #include <string>
@@ -42,27 +43,43 @@ void write_all(int fd, std::string_view bytes, const std::filesystem::path& file
   }
 }
 
-bool ends_without_newline(int fd, const std::filesystem::path& file) {
+std::uint64_t file_size(int fd, const std::filesystem::path& file) {
   struct stat status {};
   if (::fstat(fd, &status) != 0) throw_errno("fstat", file);
-  if (status.st_size == 0) return false;
+  return static_cast<std::uint64_t>(status.st_size);
+}
+
+bool ends_without_newline(int fd, std::uint64_t size, const std::filesystem::path& file) {
+  if (size == 0) return false;
   char last = '\n';
-  if (::pread(fd, &last, 1, status.st_size - 1) != 1) throw_errno("pread", file);
+  if (::pread(fd, &last, 1, static_cast<off_t>(size - 1)) != 1) throw_errno("pread", file);
   return last != '\n';
+}
+
+int open_for_append(const std::filesystem::path& file) {
+  int fd;
+  do {
+    fd = ::open(file.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  } while (fd < 0 && errno == EINTR);
+  return fd;
 }
 
 }  // namespace
 
 AppendResult append_to_file(const std::filesystem::path& file, std::string_view bytes,
                             std::size_t lines) {
-  int fd;
-  do {
-    fd = ::open(file.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-  } while (fd < 0 && errno == EINTR);
+  AppendResult result;
+  int fd = open_for_append(file);
+  if (fd < 0 && errno == ENOENT && file.has_parent_path()) {
+    std::error_code error;
+    result.recreated_directory = std::filesystem::create_directories(file.parent_path(), error);
+    if (error) throw std::system_error(error, "create directory " + file.parent_path().string());
+    fd = open_for_append(file);
+  }
   if (fd < 0) throw_errno("open", file);
   const FileDescriptor descriptor(fd);
-  AppendResult result;
-  if (ends_without_newline(fd, file)) {
+  const std::uint64_t size = file_size(fd, file);
+  if (ends_without_newline(fd, size, file)) {
     write_all(fd, "\n", file);
     result.bytes += 1;
     result.lines += 1;
@@ -70,6 +87,7 @@ AppendResult append_to_file(const std::filesystem::path& file, std::string_view 
   write_all(fd, bytes, file);
   result.bytes += bytes.size();
   result.lines += lines;
+  result.file_size = size + result.bytes;
   return result;
 }
 

@@ -1,7 +1,7 @@
 module;
 
 #include <boost/json.hpp>
-#include <fmt/format.h>
+#include <dragonbox/dragonbox.h>
 #include <algorithm>
 #include <initializer_list>
 #include <memory>
@@ -331,7 +331,7 @@ class JsonTextWriter {
     out_.commit_to(std::to_chars(at, at + 24, number).ptr);
   }
 
-  // Python's repr(float): the shortest digits that round-trip (Dragonbox, from fmt),
+  // Python's repr(float): the shortest digits that round-trip (Dragonbox's public API),
   // laid out by Python's float_repr rules. Copies are fixed-size over-copies into the
   // reserved room, which is why it is larger than the longest repr (24 bytes).
   void floating(double number) {
@@ -346,11 +346,9 @@ class JsonTextWriter {
       out_.commit_to(at + 3);
       return;
     }
-    auto decimal = fmt::detail::dragonbox::to_decimal(std::fabs(number));
-    while (decimal.significand % 10 == 0) {
-      decimal.significand /= 10;
-      ++decimal.exponent;
-    }
+    // Dragonbox's default policies: trailing zeros removed, and among the shortest digits
+    // the ones nearest the value, ties to even, as Python's repr picks them.
+    const auto decimal = jkj::dragonbox::to_decimal(std::fabs(number));
     char buffer[48];
     int count = 0;
     const char* const digits = significand_digits(decimal.significand, buffer, count);

@@ -28,14 +28,20 @@ struct FileAppend {
 struct AppendResult {
   std::size_t bytes = 0;  // bytes that reached the file
   std::size_t lines = 0;  // newline-terminated lines they hold
+  // The file's size once they had: rotation's measure (0 when the appender does not
+  // know it; rotation then adds `bytes` to what it counted).
+  std::uint64_t file_size = 0;
+  bool recreated_directory = false;  // the file's directory was gone and was created again
 };
 
 // Appends `bytes` to `file`: opened with O_RDWR|O_APPEND|O_CREAT|O_CLOEXEC|O_NOFOLLOW
 // and mode 0644 (before umask) for this append only, so a removed or renamed file is
-// recreated at its name and a symlink planted there is refused. If the file's last byte
-// is not '\n' (an append cut short), a '\n' is written first, so the fragment stays one
-// bad line. The lines go in one write, continued after a partial write. No fsync.
-// Blocking. Throws std::system_error on any filesystem error.
+// recreated at its name and a symlink planted there is refused. When the file's
+// directory is gone (removed or renamed by a cleanup job), it is created again, with
+// its parents, and the open retried once. If the file's last byte is not '\n' (an append
+// cut short), a '\n' is written first, so the fragment stays one bad line. The lines go
+// in one write, continued after a partial write. No fsync. Blocking. Throws
+// std::system_error on any filesystem error.
 AppendResult append_to_file(const std::filesystem::path& file, std::string_view bytes,
                             std::size_t lines);
 
@@ -58,7 +64,7 @@ class FileAppender {
   virtual ~FileAppender() = default;
 
   // Performs one append. std::system_error and its kin mean the filesystem refused it
-  // (counted as a write error, warned once per writer); any other exception is
+  // (counted as a write error, warned once per run of failed appends); any other exception is
   // unexpected (counted, logged at ERROR). `close` may abandon a call that outlives the
   // shutdown timeout; the object stays alive until the call returns.
   virtual AppendResult append(const FileAppend& append) const {
@@ -73,8 +79,10 @@ template <class Record>
 class BatchLayout : public FileAppender {
  public:
   // Drain thread. Turns `batch` (records in submission order; the layout may reorder
-  // it) into appends, serializing each group through `serialize`. `file` is the writer's
-  // file, in the output directory. Appends are performed in the order returned.
+  // it) into appends, serializing each group through `serialize`. `file` names the
+  // writer's file, in the output directory: an append to it is performed on the file
+  // current when it is written (rotation may start a new one between appends). Appends
+  // are performed in the order returned.
   virtual std::vector<FileAppend> lay_out(std::vector<Record>& batch,
                                           const std::filesystem::path& file,
                                           GroupSerializer<Record>& serialize) const {

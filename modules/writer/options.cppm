@@ -4,6 +4,8 @@ module;
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <functional>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -22,6 +24,24 @@ struct WriterOptions {
   // must name a file inside `output_dir`: empty, ".", "..", or any '/' or NUL is refused
   // with std::invalid_argument at construction.
   std::string file_stem = "records";
+
+  // Rotation, off unless a limit is set (one file for the writer's life, as the
+  // reference). Before an append that would take the current file past
+  // `max_file_bytes` (a file that already holds data: one append larger than the limit
+  // still goes, whole, into a fresh file), or once the file has been current for
+  // `max_file_age`, the writer starts a new file, named by the pattern above with the
+  // time then; a further file in the same second gets "-1", "-2", ... before ".jsonl".
+  // An append is never split between files. Each limit, when set, must be positive.
+  std::optional<std::uint64_t> max_file_bytes;
+  std::optional<std::chrono::seconds> max_file_age;
+  // With rotation: keep at most this many of this writer's own files, deleting the
+  // oldest when a new one starts (other files in the directory are never touched).
+  // At least 1 when set; empty keeps them all.
+  std::optional<std::size_t> max_files;
+
+  // The wall clock that names files and ages them. The system clock unless a test
+  // drives it; called on the thread calling start() and on the write worker.
+  std::function<std::chrono::system_clock::time_point()> clock = [] { return std::chrono::system_clock::now(); };
 
   // Names the records in log messages: "Dropped malformed <subject> record: ...".
   std::string subject = "records";

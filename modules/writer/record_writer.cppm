@@ -48,9 +48,11 @@ export namespace jsonl {
 //                JSONL; dropping remaining records", cancels the drain, counts what it
 //                held as abandoned, and returns; an append already in progress may finish
 //                later on its own thread. Idempotent; the destructor calls it.
+//   flush(t)     while running: waits until every record accepted before the call is
+//                written or dropped, or for at most t, and says which.
 //
-// start(), close() and path() may be called from any thread; submit() from any number of
-// threads at once, at any time. Record must be default-constructible and movable.
+// start(), close(), flush() and path() may be called from any thread; submit() from any
+// number of threads at once, at any time. Record must be default-constructible and movable.
 //
 // Write latency: a drain that finds the queue empty naps (1 ms) rather than being woken
 // by every submit, so a record may reach the file up to a nap after it was submitted;
@@ -140,16 +142,26 @@ class JsonlRecordWriter {
     worker_.stop();
   }
 
+  // Returns true once every record accepted before the call (its submit returned true)
+  // is written or counted as dropped, false when `timeout` passes first; the records
+  // still go on their way. Records go through the writer in order, so this waits for
+  // no record accepted later. Blocks only the caller: never a submit, the drain or the
+  // write worker. Safe beside close() and other flushes. Before start() nothing is
+  // written: it waits until start() or close() does its part, or the timeout. After
+  // close() returns it returns true at once.
+  [[nodiscard]] bool flush(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    return engine_->await_finished(engine_->accepted(), deadline);
+  }
+
   // Records lost to a full queue, a malformed record, an unexpected serialization error,
   // or a failed write: the reference's counter. Abandoned and ignored records appear in
   // stats() only.
   std::uint64_t dropped_records() const noexcept { return engine_->dropped_records(); }
 
-  // The file being written; empty before start() and when disabled.
-  std::optional<std::filesystem::path> path() const {
-    const std::lock_guard lock(lifecycle_);
-    return file_;
-  }
+  // The file being written now (rotation replaces it); empty before start() and when
+  // disabled.
+  std::optional<std::filesystem::path> path() const { return engine_->current_file(); }
 
   // A snapshot of the counters (see WriterStats). Thread-safe, lock-free, never blocks.
   WriterStats stats() const noexcept { return engine_->stats(); }
@@ -188,6 +200,7 @@ class JsonlRecordWriter {
     } catch (const detail::DrainCancelled&) {
       abandon_queued();
     }
+    engine_->finished_all();
     drain_done_.set_value();
   }
 
@@ -231,18 +244,21 @@ class JsonlRecordWriter {
   // An unexpected error anywhere in a round's journey to the worker costs the records of
   // that round not yet accounted for, never the drain thread. Cancellation goes through.
   // The round's records leave the queue's depth only once released, so that the
-  // capacity bounds every record the writer holds, the drain's included.
+  // capacity bounds every record the writer holds, the drain's included. Releasing
+  // returns the records taken in all, the mark a flush waits for the worker to pass.
   void write_round_contained(std::vector<std::vector<Record>>& round, std::size_t records) {
-    bool released = false;
+    std::optional<std::uint64_t> through;
     const auto release = [&] {
-      if (released) return;
-      released = true;
-      round.clear();
-      engine_->took(records);
+      if (!through) {
+        round.clear();
+        through = engine_->took(records);
+      }
+      return *through;
     };
     std::size_t accounted = 0;
     try {
       write_round(round, records, accounted, release);
+      return;
     } catch (const detail::DrainCancelled&) {
       release();
       throw;
@@ -252,6 +268,8 @@ class JsonlRecordWriter {
         engine_->count_serialize_errors(records - accounted, detail::describe_current_exception());
       }
     }
+    // Nothing of the round reaches the worker, but flush's mark must pass it in order.
+    worker_.hand_off(detail::WriteJob{layout_, {}, *file_, *through});
   }
 
   // Serializes the round's batches, alone or side by side as the planner says, releases
@@ -274,17 +292,15 @@ class JsonlRecordWriter {
     } else {
       for (std::size_t i = 0; i < round.size(); ++i) serialize_batch(i);
     }
-    release();
-    detail::WriteJob job{layout_, {}};
+    detail::WriteJob job{layout_, {}, *file_, release()};
     std::size_t in_appends = 0;
     for (detail::SerializedBatch& batch : batches) {
       in_appends += batch.count(*engine_, accounted);
       std::move(batch.appends.begin(), batch.appends.end(), std::back_inserter(job.appends));
     }
-    if (!job.appends.empty()) {
-      worker_.hand_off(std::move(job));
-      accounted += in_appends;
-    }
+    // Handed off even when empty: the worker passes flush's mark in order.
+    worker_.hand_off(std::move(job));
+    accounted += in_appends;
     planner_.measured(mode, records, std::chrono::steady_clock::now() - began);
     engine_->count_serialized(records, mode == Mode::side_by_side);
   }
@@ -300,6 +316,7 @@ class JsonlRecordWriter {
     }
     engine_->took(records);
     engine_->count_abandoned(records);
+    engine_->finished_all();
   }
 
   std::shared_ptr<detail::WriterEngine> engine_;
@@ -311,8 +328,10 @@ class JsonlRecordWriter {
   static constexpr std::size_t batches_per_round = 16;
   detail::SerializationPlanner planner_;  // drain thread only
 
-  mutable std::mutex lifecycle_;
+  std::mutex lifecycle_;
   Phase phase_ = Phase::created;
+  // The first file's name, set by start() before the drain starts: the layout addresses
+  // the writer's file by it, and the write worker maps it to the current file.
   std::optional<std::filesystem::path> file_;
   std::promise<void> drain_done_;
   std::future<void> drain_finished_;

@@ -33,6 +33,9 @@ struct WriterStats {
   std::uint64_t bytes_written = 0;
   std::uint64_t appends = 0;      // appends that reached a file (written / appends is the
                                   // mean batch size)
+  std::uint64_t files_started = 0;          // the writer's own files: 1, plus rotations
+  std::uint64_t directories_recreated = 0;  // appends that found their directory gone and
+                                            // created it again
   // Records the drain serialized side by side on oneTBB's threads, and alone: it keeps
   // the way in use until the other has lately cost at least an eighth less (side by side
   // scales with the allocator).

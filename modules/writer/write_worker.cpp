@@ -3,6 +3,7 @@ module;
 #include <condition_variable>
 #include <cstddef>
 #include <exception>
+#include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -46,11 +47,14 @@ struct WriteWorker::State {
   }
 
   // Performs one append and counts its outcome unless close abandoned the job meanwhile.
-  void perform(const FileAppender& appender, const FileAppend& append) {
+  // An append to the writer's file goes to its current file, rotated first if need be.
+  void perform(const FileAppender& appender, FileAppend& append, const std::filesystem::path& writer_file) {
     std::optional<AppendResult> result;
     std::string error;
     bool filesystem_error = false;
+    const bool to_writer_file = append.file == writer_file;
     try {
+      if (to_writer_file) append.file = engine->file_for_append(append.bytes.size());
       result = appender.append(append);
     } catch (const std::system_error& failure) {
       filesystem_error = true;
@@ -62,7 +66,7 @@ struct WriteWorker::State {
     if (abandoned) return;
     unaccounted -= append.records;
     if (result) {
-      engine->count_written(*result, append.records);
+      engine->count_written(append, *result, to_writer_file);
     } else if (filesystem_error) {
       engine->count_write_error(append.records, error);
     } else {
@@ -82,8 +86,9 @@ struct WriteWorker::State {
       unaccounted = 0;
       for (const FileAppend& append : job.appends) unaccounted += append.records;
       lock.unlock();
-      for (const FileAppend& append : job.appends) perform(*job.appender, append);
+      for (FileAppend& append : job.appends) perform(*job.appender, append, job.writer_file);
       lock.lock();
+      if (!abandoned) engine->finished_through(job.through);
       busy = false;
       changed.notify_all();
     }

@@ -11,8 +11,11 @@
 // What a configuration may change:
 //   - how a record becomes one line, and which errors mean "malformed" (`RecordFormat`);
 //   - how a batch is laid out on disk (`BatchLayout`);
-//   - the options in `WriterOptions` (directory, file stem, queue and batch sizes,
-//     shutdown timeout, log sink).
+//   - the options in `WriterOptions` (directory, file stem, rotation, queue and batch
+//     sizes, shutdown timeout, log sink).
+//
+// For monitoring, `prometheus_text` renders writers' `WriterStats` in Prometheus's text
+// exposition format.
 export module jsonl.writer;
 
 export import :log;
@@ -22,4 +25,5 @@ export import :json_text;
 export import :format;
 export import :layout;
 export import :record_writer;
+export import :prometheus;
 export import :serialization_planner;

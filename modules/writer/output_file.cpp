@@ -1,0 +1,99 @@
+module;
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <ctime>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <unistd.h>
+#include <vector>
+
+module jsonl.writer;
+
+import :output_file;
+
+namespace jsonl::detail {
+namespace {
+
+std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown-host";
+  return name;
+}
+
+std::string utc_timestamp(std::chrono::system_clock::time_point at) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(at);
+  std::tm utc{};
+  ::gmtime_r(&seconds, &utc);
+  char text[32];
+  const std::size_t length = std::strftime(text, sizeof text, "%Y%m%dT%H%M%SZ", &utc);
+  return std::string(text, length);
+}
+
+}  // namespace
+
+OutputFile::OutputFile(const WriterOptions& options)
+    : options_(options),
+      prefix_(options.file_stem + "-" + host_name() + "-" + std::to_string(::getpid()) + "-") {}
+
+std::filesystem::path OutputFile::name_file(std::chrono::system_clock::time_point now) {
+  std::string timestamp = utc_timestamp(now);
+  same_second_ = timestamp == last_timestamp_ ? same_second_ + 1 : 0;
+  last_timestamp_ = timestamp;
+  const std::filesystem::path& directory = *options_.output_dir;
+  for (;; ++same_second_) {
+    const std::string suffix = same_second_ == 0 ? "" : "-" + std::to_string(same_second_);
+    std::filesystem::path file = directory / (prefix_ + timestamp + suffix + ".jsonl");
+    // Only a rotation must find a new name; the first file keeps the reference's name.
+    std::error_code ignored;
+    if (kept_.empty() || !std::filesystem::exists(file, ignored)) return file;
+  }
+}
+
+std::filesystem::path OutputFile::start() {
+  started_at_ = options_.clock();
+  std::filesystem::path file = name_file(started_at_);
+  kept_.push_back(file);
+  const std::lock_guard lock(mutex_);
+  current_ = file;
+  files_started_.store(1, std::memory_order_relaxed);
+  return file;
+}
+
+std::filesystem::path OutputFile::file_for(std::size_t bytes, std::vector<std::string>& failed_deletions) {
+  const auto now = options_.clock();
+  const bool too_big = options_.max_file_bytes && size_ > 0 && size_ + bytes > *options_.max_file_bytes;
+  const bool too_old = options_.max_file_age && now - started_at_ >= *options_.max_file_age;
+  if (!too_big && !too_old) return kept_.back();
+
+  std::filesystem::path file = name_file(now);
+  started_at_ = now;
+  size_ = 0;
+  kept_.push_back(file);
+  while (options_.max_files && kept_.size() > *options_.max_files) {
+    std::error_code error;
+    if (!std::filesystem::remove(kept_.front(), error) && error && error != std::errc::no_such_file_or_directory) {
+      failed_deletions.push_back(kept_.front().string() + ": " + error.message());
+    }
+    kept_.pop_front();
+  }
+  const std::lock_guard lock(mutex_);
+  current_ = file;
+  files_started_.fetch_add(1, std::memory_order_relaxed);
+  return file;
+}
+
+void OutputFile::appended(std::uint64_t file_size, std::uint64_t bytes) noexcept {
+  size_ = file_size != 0 ? file_size : size_ + bytes;
+}
+
+std::optional<std::filesystem::path> OutputFile::current() const {
+  const std::lock_guard lock(mutex_);
+  return current_;
+}
+
+}  // namespace jsonl::detail

@@ -1,0 +1,165 @@
+module;
+
+#include <charconv>
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+module jsonl.writer;
+
+import :prometheus;
+
+namespace jsonl {
+namespace {
+
+void check_label_names(const std::vector<MetricLabel>& labels) {
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    const std::string& name = labels[i].name;
+    const auto first_ok = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+    const auto rest_ok = [&](char c) { return first_ok(c) || (c >= '0' && c <= '9'); };
+    bool valid = !name.empty() && first_ok(name[0]) && !name.starts_with("__") && name != "subject" &&
+                 name != "reason";
+    for (std::size_t c = 1; valid && c < name.size(); ++c) valid = rest_ok(name[c]);
+    for (std::size_t j = 0; valid && j < i; ++j) valid = labels[j].name != name;
+    if (!valid) throw std::invalid_argument("unusable Prometheus label name: \"" + name + "\"");
+  }
+}
+
+// A label value as the text format requires: backslash, double quote and line feed escaped.
+void append_label(std::string& out, std::string_view name, std::string_view value) {
+  out += name;
+  out += "=\"";
+  for (const char c : value) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  out += '"';
+}
+
+template <class Number>
+void append_number(std::string& out, Number value) {
+  char text[32];
+  out.append(text, std::to_chars(text, text + sizeof text, value).ptr);
+}
+
+struct DropReason {
+  std::string_view reason;
+  std::uint64_t WriterStats::*count;
+};
+
+constexpr DropReason drop_reasons[] = {
+    {"queue_full", &WriterStats::dropped_queue_full},
+    {"malformed", &WriterStats::dropped_malformed},
+    {"serialize_error", &WriterStats::dropped_serialize_error},
+    {"write_error", &WriterStats::dropped_write_error},
+    {"unexpected_write", &WriterStats::dropped_unexpected_write},
+    {"abandoned", &WriterStats::abandoned},
+    {"ignored", &WriterStats::ignored},
+};
+
+class Exposition {
+ public:
+  explicit Exposition(std::span<const WriterMetrics> writers) : writers_(writers) {}
+
+  void family(std::string_view name, std::string_view type, std::string_view help) {
+    out_ += "# HELP ";
+    out_ += name;
+    out_ += ' ';
+    out_ += help;
+    out_ += "\n# TYPE ";
+    out_ += name;
+    out_ += ' ';
+    out_ += type;
+    out_ += '\n';
+  }
+
+  // A sample of `name` for `writer`, with an extra label when `extra_name` is not empty.
+  template <class Number>
+  void sample(std::string_view name, const WriterMetrics& writer, Number value, std::string_view extra_name = {},
+              std::string_view extra_value = {}) {
+    out_ += name;
+    out_ += '{';
+    append_label(out_, "subject", writer.subject);
+    if (!extra_name.empty()) {
+      out_ += ',';
+      append_label(out_, extra_name, extra_value);
+    }
+    for (const MetricLabel& label : writer.labels) {
+      out_ += ',';
+      append_label(out_, label.name, label.value);
+    }
+    out_ += "} ";
+    append_number(out_, value);
+    out_ += '\n';
+  }
+
+  void counter(std::string_view name, std::string_view help, std::uint64_t WriterStats::*count) {
+    family(name, "counter", help);
+    for (const WriterMetrics& writer : writers_) sample(name, writer, writer.stats.*count);
+  }
+
+  void gauge(std::string_view name, std::string_view help, std::uint64_t WriterStats::*count) {
+    family(name, "gauge", help);
+    for (const WriterMetrics& writer : writers_) sample(name, writer, writer.stats.*count);
+  }
+
+  std::string take() { return std::move(out_); }
+
+ private:
+  std::span<const WriterMetrics> writers_;
+  std::string out_;
+};
+
+}  // namespace
+
+std::string prometheus_text(std::span<const WriterMetrics> writers) {
+  for (const WriterMetrics& writer : writers) check_label_names(writer.labels);
+  Exposition out(writers);
+  out.counter("jsonl_records_submitted_total", "Records submitted to the writer.", &WriterStats::submitted);
+  out.counter("jsonl_records_written_total", "Records whose line reached a file.", &WriterStats::written);
+  out.family("jsonl_records_dropped_total", "counter", "Records dropped, by reason.");
+  for (const WriterMetrics& writer : writers) {
+    for (const DropReason& drop : drop_reasons) {
+      out.sample("jsonl_records_dropped_total", writer, writer.stats.*drop.count, "reason", drop.reason);
+    }
+  }
+  out.counter("jsonl_records_sanitized_total", "Records written with invalid UTF-8 replaced.",
+              &WriterStats::sanitized);
+  out.counter("jsonl_lines_written_total", "Newline-terminated lines appended.", &WriterStats::lines_written);
+  out.counter("jsonl_bytes_written_total", "Bytes appended to files.", &WriterStats::bytes_written);
+  out.counter("jsonl_appends_total", "Appends that reached a file.", &WriterStats::appends);
+  out.counter("jsonl_files_started_total", "Files the writer started: the first, then each rotation.",
+              &WriterStats::files_started);
+  out.counter("jsonl_directories_recreated_total", "Appends that found their directory gone and created it again.",
+              &WriterStats::directories_recreated);
+  out.gauge("jsonl_queue_depth", "Accepted records not yet serialized.", &WriterStats::queue_depth);
+  out.gauge("jsonl_submits_waiting_for_room", "submit_wait calls blocked on a full queue.",
+            &WriterStats::waiting_for_room);
+  out.family("jsonl_last_append_timestamp_seconds", "gauge", "When the last append reached a file, in Unix time.");
+  for (const WriterMetrics& writer : writers) {
+    if (!writer.stats.last_append) continue;
+    const auto since_epoch = writer.stats.last_append->time_since_epoch();
+    out.sample("jsonl_last_append_timestamp_seconds", writer, std::chrono::duration<double>(since_epoch).count());
+  }
+  return out.take();
+}
+
+std::string prometheus_text(const WriterStats& stats, const std::string& subject,
+                            const std::vector<MetricLabel>& labels) {
+  const WriterMetrics writer{stats, subject, labels};
+  return prometheus_text(std::span(&writer, 1));
+}
+
+}  // namespace jsonl

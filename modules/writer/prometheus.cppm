@@ -1,0 +1,45 @@
+// Writers' counters in Prometheus's text exposition format (version 0.0.4), for a
+// server's /metrics handler or a node exporter's textfile collector.
+module;
+
+#include <span>
+#include <string>
+#include <vector>
+
+export module jsonl.writer:prometheus;
+
+import :stats;
+
+export namespace jsonl {
+
+struct MetricLabel {
+  std::string name;
+  std::string value;
+};
+
+// One writer's counters and the labels that tell its samples apart from other writers'.
+struct WriterMetrics {
+  WriterStats stats;
+  std::string subject;              // the writer's subject: label subject="..."
+  std::vector<MetricLabel> labels;  // constant labels of every sample, after subject
+};
+
+// The families, each with HELP and TYPE lines and a sample per writer:
+//   jsonl_records_submitted_total, jsonl_records_written_total,
+//   jsonl_records_dropped_total{reason="queue_full"|"malformed"|"serialize_error"|
+//     "write_error"|"unexpected_write"|"abandoned"|"ignored"},
+//   jsonl_records_sanitized_total, jsonl_lines_written_total, jsonl_bytes_written_total,
+//   jsonl_appends_total, jsonl_files_started_total, jsonl_directories_recreated_total
+//   (counters); jsonl_queue_depth, jsonl_submits_waiting_for_room and
+//   jsonl_last_append_timestamp_seconds (gauges; the last only for writers that have
+//   appended). Several writers go in one call: a family may appear only once in an
+//   exposition. Label values are escaped as the format requires. Throws
+//   std::invalid_argument for a label name that is not [a-zA-Z_][a-zA-Z0-9_]*, starts
+//   with "__", is "subject" or "reason", or repeats within a writer's labels.
+std::string prometheus_text(std::span<const WriterMetrics> writers);
+
+// One writer's exposition.
+std::string prometheus_text(const WriterStats& stats, const std::string& subject,
+                            const std::vector<MetricLabel>& labels = {});
+
+}  // namespace jsonl
