@@ -150,8 +150,12 @@ std::string prometheus_text(std::span<const WriterMetrics> writers) {
   out.family("jsonl_last_append_timestamp_seconds", "gauge", "When the last append reached a file, in Unix time.");
   for (const WriterMetrics& writer : writers) {
     if (!writer.stats.last_append) continue;
+    // Whole seconds and the fraction apart, so that a time with few fractional digits
+    // prints with as few, not as the nearest double to its nanosecond count.
     const auto since_epoch = writer.stats.last_append->time_since_epoch();
-    out.sample("jsonl_last_append_timestamp_seconds", writer, std::chrono::duration<double>(since_epoch).count());
+    const auto seconds = std::chrono::floor<std::chrono::seconds>(since_epoch);
+    const double fraction = std::chrono::duration<double>(since_epoch - seconds).count();
+    out.sample("jsonl_last_append_timestamp_seconds", writer, static_cast<double>(seconds.count()) + fraction);
   }
   return out.take();
 }

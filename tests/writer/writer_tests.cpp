@@ -274,22 +274,23 @@ BOOST_AUTO_TEST_CASE(unexpected_write_failure_costs_one_batch_not_the_drain) {
   BOOST_TEST(accounting_holds(writer.stats()));
 }
 
-BOOST_AUTO_TEST_CASE(filesystem_refused_append_drops_the_batch_and_warns_once) {
+BOOST_AUTO_TEST_CASE(filesystem_refused_appends_drop_their_batches_and_warn_once_per_run) {
   jsonl_test::ScratchDirectory directory;
   Log log;
   auto options = test_options(directory.path(), log);
   options.batch_size = 2;
   jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(),
                                     std::make_shared<FailingLayout<std::system_error>>(
-                                        std::vector<std::size_t>{0, 2}));
+                                        std::vector<std::size_t>{0, 1}));
   for (int i = 0; i < 6; ++i) writer.submit(numbered(i));
   writer.start();
   writer.close();
-  const std::vector<std::string> expected{R"({"n":2})", R"({"n":3})"};
+  const std::vector<std::string> expected{R"({"n":4})", R"({"n":5})"};
   BOOST_TEST(jsonl_test::read_lines(*writer.path()) == expected, boost::test_tools::per_element());
   const auto warnings = log.at(LogLevel::warning);
-  BOOST_REQUIRE_EQUAL(warnings.size(), 1u);
+  BOOST_REQUIRE_EQUAL(warnings.size(), 2u);
   BOOST_TEST(jsonl_test::contains(warnings[0], "Failed to write test JSONL: append refused"));
+  BOOST_TEST(warnings[1] == "Resumed writing test JSONL after 4 records were lost");
   BOOST_TEST(log.at(LogLevel::error).empty());
   BOOST_TEST(writer.stats().dropped_write_error == 4u);
   BOOST_TEST(writer.dropped_records() == 4u);
