@@ -1,5 +1,6 @@
 # Checks of the jsonl-perf executable, one per CHECK:
-#   -D CHECK=replay|loadgen|summary|usage -D TOOL=... -D DATA=tests/jsonl_perf -D SCRATCH=...
+#   -D CHECK=replay|loadgen|rotation_and_metrics|summary|usage -D TOOL=... -D DATA=tests/jsonl_perf
+#   -D SCRATCH=... -D PYTHON=the system's python3 (with prometheus_client)
 function(run_tool)
   cmake_parse_arguments(RUN "" "EXPECT" "ARGS" ${ARGN})
   execute_process(COMMAND "${TOOL}" ${RUN_ARGS} RESULT_VARIABLE result
@@ -65,6 +66,23 @@ elseif(CHECK STREQUAL "loadgen")
       message(FATAL_ERROR "not a performance-metrics record: ${line}")
     endif()
   endforeach()
+
+elseif(CHECK STREQUAL "rotation_and_metrics")
+  # Rotation by size, and the exposition read back by prometheus_client's parser.
+  set(rotate 200000)
+  run_tool(EXPECT 0 ARGS loadgen --duration 1 --rate 2000 --seed 3 --output-dir "${SCRATCH}/out"
+           --rotate-bytes ${rotate} --metrics-file "${SCRATCH}/metrics.prom")
+  if(NOT stdout MATCHES "written +([0-9]+)")
+    message(FATAL_ERROR "no 'written' in the summary:\n${stdout}")
+  endif()
+  execute_process(COMMAND "${PYTHON}" "${DATA}/check_metrics.py" "${SCRATCH}/metrics.prom" "${SCRATCH}/out"
+                          ${CMAKE_MATCH_1} ${rotate}
+                  RESULT_VARIABLE result OUTPUT_VARIABLE checked ERROR_VARIABLE problem)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "${problem}${checked}")
+  endif()
+  message(STATUS "${checked}")
+  run_tool(EXPECT 2 ARGS loadgen --rotate-bytes 0)
 
 elseif(CHECK STREQUAL "summary")
   # Ten records over two files, queue times k/1024 s (k = 1..10), TTFT twice that, E2E

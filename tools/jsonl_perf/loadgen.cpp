@@ -6,6 +6,10 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+#include <utility>
 #include <iomanip>
 #include <ostream>
 #include <sstream>
@@ -74,14 +78,31 @@ void print_summary(std::ostream& out, const jsonl::WriterStats& stats, double el
   megabytes << std::fixed << std::setprecision(2) << stats.bytes_written / elapsed / 1e6;
   row("records/s", rate.str());
   row("MB/s", megabytes.str());
+  row("files started", stats.files_started);
   row("file", file);
   row("submitted = written + dropped", stats.submitted == stats.written + stats.dropped() ? "yes" : "NO");
+}
+
+// Writes the exposition to a temporary file renamed over `path`, so that a collector
+// reading it never sees half of it.
+bool write_metrics(const std::filesystem::path& path, const std::string& text, std::ostream& err) {
+  const std::filesystem::path temporary = path.string() + ".tmp";
+  bool written = static_cast<bool>(std::ofstream(temporary, std::ios::binary) << text);
+  std::error_code error;
+  if (written) std::filesystem::rename(temporary, path, error);
+  if (!written || error) {
+    err << "jsonl-perf: cannot write " << path.string() << '\n';
+    return false;
+  }
+  return true;
 }
 
 }  // namespace
 
 int run_loadgen(const LoadgenOptions& options, std::ostream& out, std::ostream& err) {
-  jsonl::PerfMetricsJsonlWriter writer(options.output_dir, options.kind);
+  jsonl::WriterOptions writer_options = jsonl::perf_metrics_options(options.output_dir, options.kind);
+  writer_options.max_file_bytes = options.rotate_bytes;
+  jsonl::PerfMetricsJsonlWriter writer(std::move(writer_options));
   writer.start();
   if (!writer.path()) return 1;  // the writer logged why
 
@@ -107,6 +128,12 @@ int run_loadgen(const LoadgenOptions& options, std::ostream& out, std::ostream& 
   const double elapsed = seconds_since(start);
   const auto stats = writer.stats();
   print_summary(out, stats, elapsed, writer.path()->string());
+  if (options.metrics_file &&
+      !write_metrics(*options.metrics_file,
+                     jsonl::prometheus_text(stats, std::string(jsonl::perf_metrics_subject), {{"server_kind", options.kind}}),
+                     err)) {
+    return 1;
+  }
   return stats.submitted == stats.written + stats.dropped() ? 0 : 1;
 }
 

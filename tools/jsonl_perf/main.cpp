@@ -50,6 +50,10 @@ int main(int argc, char** argv) {
   loadgen_command->add_option("--seed", loadgen.seed, "makes the records repeatable")->capture_default_str();
   loadgen_command->add_option("--disagg-fraction", loadgen.disagg_fraction, "share of disaggregated records")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  loadgen_command->add_option("--rotate-bytes", loadgen.rotate_bytes, "start a new file before one would pass N bytes")
+      ->check(CLI::PositiveNumber);
+  loadgen_command->add_option("--metrics-file", loadgen.metrics_file,
+                              "write the writer's counters there at the end (Prometheus text format)");
 
   jsonl_perf::ReplayOptions replay;
   auto* replay_command = app.add_subcommand(
