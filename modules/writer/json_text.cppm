@@ -15,6 +15,7 @@ module;
 
 #include <boost/json/value.hpp>
 #include <cstddef>
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <stdexcept>
@@ -48,9 +49,11 @@ bool append_json(const boost::json::value& value, std::string& out,
 
 // Writes a JSON object piece by piece, with the bytes append_json would write for the
 // object built from the same pieces: for a configuration that lays a record out straight
-// from its input instead of building the output value first. The caller keeps the
-// structure well formed: begin_object, then per member a key followed by exactly one
-// value, object_without or nested object, then end_object; at most 64 objects open.
+// from its input, or from a struct, instead of building the output value first. The
+// caller keeps the structure well formed: begin_object, then per member a key followed by
+// exactly one value (a scalar, value, object_without, or nested object or array), then
+// end_object; inside begin_array/end_array, values only (the commas are the stream's); at
+// most 64 objects and arrays open.
 // Throws as append_json when a value cannot be written; `out` then holds part of the
 // text and is the caller's to truncate. `out` must not be used otherwise while the
 // stream exists: the stream writes ahead of the string's size and settles it when it goes.
@@ -64,9 +67,17 @@ class JsonTextStream {
   void begin_object();
   void key(std::string_view name);
   void value(const boost::json::value& value);
+  void null();
+  void boolean(bool value);
+  void integer(std::int64_t value);
+  void unsigned_integer(std::uint64_t value);
+  void floating(double value);  // NaN and infinity throw MalformedRecord
+  void string(std::string_view text);
   // `members` as an object, leaving out those whose keys are listed in `omitted`.
   void object_without(const boost::json::object& members, std::initializer_list<std::string_view> omitted);
   void end_object();
+  void begin_array();
+  void end_array();
 
   // Whether invalid UTF-8 had to be replaced so far.
   bool sanitized() const noexcept;

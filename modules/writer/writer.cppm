@@ -9,7 +9,9 @@
 // (`WriterStats`).
 //
 // What a configuration may change:
-//   - how a record becomes one line, and which errors mean "malformed" (`RecordFormat`);
+//   - how a record becomes one line, and which errors mean "malformed" (`RecordFormat`;
+//     `JsonLineFormat` for boost::json::value records, `DescribedFormat` for structs
+//     described with Boost.Describe);
 //   - how a batch is laid out on disk (`BatchLayout`);
 //   - the options in `WriterOptions` (directory, file stem, rotation, queue and batch
 //     sizes, shutdown timeout, log sink).
@@ -23,6 +25,7 @@ export import :options;
 export import :stats;
 export import :json_text;
 export import :format;
+export import :described;
 export import :layout;
 export import :record_writer;
 export import :prometheus;
