@@ -1,8 +1,8 @@
 // Module jsonl.perf_metrics: the performance-metrics configuration of the JSONL writer.
 //
 // A serving app builds one raw record per completed request (worker records with a
-// "server" phase; disaggregated ones with "disagg" plus "ctx"/"gen" phases) and submits
-// it. Each record is shaped into the published schema on the drain thread, then written
+// "server" phase; disaggregated ones with "disagg" plus "ctx"/"gen" phases), as a JSON
+// value or as a typed perf::PerfMetricsRecord, and submits it. Each record is shaped into the published schema on the drain thread, then written
 // with Python's json.dumps bytes, so files match the reference server's byte for byte.
 module;
 
@@ -17,6 +17,7 @@ module;
 export module jsonl.perf_metrics;
 
 export import jsonl.writer;
+export import :typed_records;
 
 export namespace jsonl {
 
@@ -58,6 +59,15 @@ class PerfMetricsFormat : public RecordFormat<boost::json::value> {
   bool append_line(boost::json::value& record, std::string& out) const override;
 };
 
+// Writes a typed record (perf::PerfMetricsRecord) as PerfMetricsFormat writes the raw
+// record it stands for (jsonl::to_json_value of it): the same bytes, from the structs,
+// with no JSON value built. A NaN or infinite time makes it malformed; so does a record
+// with neither a "server" nor a "disagg" phase (MissingKey "'server'").
+class PerfMetricsTypedFormat : public RecordFormat<perf::PerfMetricsRecord> {
+ public:
+  bool append_line(perf::PerfMetricsRecord& record, std::string& out) const override;
+};
+
 // The writer a serving app owns. Thread-safety, blocking and accounting are
 // JsonlRecordWriter's; see jsonl.writer.
 class PerfMetricsJsonlWriter : public JsonlRecordWriter<boost::json::value> {
@@ -66,6 +76,14 @@ class PerfMetricsJsonlWriter : public JsonlRecordWriter<boost::json::value> {
                          std::string_view server_kind, LogSink log_sink = log_to_stderr);
   // With options from perf_metrics_options, possibly adjusted.
   explicit PerfMetricsJsonlWriter(WriterOptions options);
+};
+
+// The same writer for typed records: writer.submit(jsonl::perf::PerfMetricsRecord{...}).
+class TypedPerfMetricsJsonlWriter : public JsonlRecordWriter<perf::PerfMetricsRecord> {
+ public:
+  TypedPerfMetricsJsonlWriter(std::optional<std::filesystem::path> output_dir, std::string_view server_kind,
+                              LogSink log_sink = log_to_stderr);
+  explicit TypedPerfMetricsJsonlWriter(WriterOptions options);
 };
 
 }  // namespace jsonl

@@ -93,6 +93,8 @@ std::optional<boost::json::value> truncate(double number) {
 
 }  // namespace
 
+std::optional<boost::json::value> python_int(std::string_view text) { return parse_integer(text); }
+
 std::optional<boost::json::value> python_int(const boost::json::value& value) {
   switch (value.kind()) {
     case boost::json::kind::int64:

@@ -3,6 +3,7 @@ module;
 
 #include <boost/json/value.hpp>
 #include <optional>
+#include <string_view>
 
 export module jsonl.perf_metrics:python_int;
 
@@ -12,5 +13,7 @@ namespace jsonl {
 // (null, arrays, objects, NaN, strings that are not integer literals) or where the
 // result would leave the int64/uint64 range. Throws std::overflow_error for infinity.
 std::optional<boost::json::value> python_int(const boost::json::value& value);
+// int(text) for a string.
+std::optional<boost::json::value> python_int(std::string_view text);
 
 }  // namespace jsonl
