@@ -14,10 +14,12 @@
 module;
 
 #include <boost/describe.hpp>
+#include <boost/json/storage_ptr.hpp>
 #include <boost/json/value.hpp>
 #include <boost/mp11/algorithm.hpp>
 
 #include <concepts>
+#include <utility>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -48,14 +50,15 @@ void write_json(JsonTextStream& out, const std::variant<Alternatives...>& value)
 
 // The value append_json would write the same bytes for (for tests and tools that need
 // a DOM, such as comparing the typed and the JSON paths).
+// Built in `storage` (say, make_record_arena()).
 template <class T>
-boost::json::value to_json_value(const T& value);
+boost::json::value to_json_value(const T& value, boost::json::storage_ptr storage = {});
 template <class T>
-boost::json::value to_json_value(const std::optional<T>& value);
+boost::json::value to_json_value(const std::optional<T>& value, boost::json::storage_ptr storage = {});
 template <class T, class Allocator>
-boost::json::value to_json_value(const std::vector<T, Allocator>& items);
+boost::json::value to_json_value(const std::vector<T, Allocator>& items, boost::json::storage_ptr storage = {});
 template <class... Alternatives>
-boost::json::value to_json_value(const std::variant<Alternatives...>& value);
+boost::json::value to_json_value(const std::variant<Alternatives...>& value, boost::json::storage_ptr storage = {});
 
 // Whether writing `value` as a member leaves its key out.
 template <class T>
@@ -137,40 +140,40 @@ void write_json(JsonTextStream& out, const std::variant<Alternatives...>& value)
 }
 
 template <class T>
-boost::json::value to_json_value(const T& value) {
+boost::json::value to_json_value(const T& value, boost::json::storage_ptr storage) {
   if constexpr (DescribedStruct<T>) {
-    boost::json::object object;
+    boost::json::object object(storage);
     for_each_member(value, [&](std::string_view name, const auto& field) {
-      if (!leaves_key_out(field)) object.emplace(name, to_json_value(field));
+      if (!leaves_key_out(field)) object.emplace(name, to_json_value(field, storage));
     });
-    return object;
+    return boost::json::value(std::move(object));
   } else if constexpr (std::is_same_v<T, bool> || std::is_arithmetic_v<T>) {
-    return boost::json::value(value);
+    return boost::json::value(value, std::move(storage));
   } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
-    return boost::json::value(std::string_view(value));
+    return boost::json::value(std::string_view(value), std::move(storage));
   } else if constexpr (std::is_same_v<T, boost::json::value>) {
-    return value;
+    return boost::json::value(value, std::move(storage));
   } else {
     static_assert(sizeof(T) == 0, "no JSON form for this member type");
   }
 }
 
 template <class T>
-boost::json::value to_json_value(const std::optional<T>& value) {
-  return value ? to_json_value(*value) : boost::json::value(nullptr);
+boost::json::value to_json_value(const std::optional<T>& value, boost::json::storage_ptr storage) {
+  return value ? to_json_value(*value, std::move(storage)) : boost::json::value(nullptr, std::move(storage));
 }
 
 template <class T, class Allocator>
-boost::json::value to_json_value(const std::vector<T, Allocator>& items) {
-  boost::json::array array;
+boost::json::value to_json_value(const std::vector<T, Allocator>& items, boost::json::storage_ptr storage) {
+  boost::json::array array(storage);
   array.reserve(items.size());
-  for (const T& item : items) array.push_back(to_json_value(item));
-  return array;
+  for (const T& item : items) array.push_back(to_json_value(item, storage));
+  return boost::json::value(std::move(array));
 }
 
 template <class... Alternatives>
-boost::json::value to_json_value(const std::variant<Alternatives...>& value) {
-  return std::visit([](const auto& alternative) { return to_json_value(alternative); }, value);
+boost::json::value to_json_value(const std::variant<Alternatives...>& value, boost::json::storage_ptr storage) {
+  return std::visit([&](const auto& alternative) { return to_json_value(alternative, storage); }, value);
 }
 
 // The line of a described struct.

@@ -41,14 +41,13 @@ OutputFile::OutputFile(const WriterOptions& options)
       prefix_(options.file_stem + "-" + host_name() + "-" + std::to_string(::getpid()) + "-") {}
 
 std::filesystem::path OutputFile::name_file(std::chrono::system_clock::time_point now) {
-  std::string timestamp = utc_timestamp(now);
-  same_second_ = timestamp == last_timestamp_ ? same_second_ + 1 : 0;
-  last_timestamp_ = timestamp;
+  const std::string timestamp = utc_timestamp(now);
   const std::filesystem::path& directory = *options_.output_dir;
-  for (;; ++same_second_) {
-    const std::string suffix = same_second_ == 0 ? "" : "-" + std::to_string(same_second_);
+  for (unsigned taken = 0;; ++taken) {
+    const std::string suffix = taken == 0 ? "" : "-" + std::to_string(taken);
     std::filesystem::path file = directory / (prefix_ + timestamp + suffix + ".jsonl");
-    // Only a rotation must find a new name; the first file keeps the reference's name.
+    // Only a rotation must find a name no file has; the first file keeps the
+    // reference's name, and appends to a file already there, as the reference does.
     std::error_code ignored;
     if (kept_.empty() || !std::filesystem::exists(file, ignored)) return file;
   }

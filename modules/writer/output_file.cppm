@@ -54,8 +54,6 @@ class OutputFile {
   // Write worker only, after start().
   std::uint64_t size_ = 0;
   std::chrono::system_clock::time_point started_at_;
-  std::string last_timestamp_;
-  unsigned same_second_ = 0;  // files already started in the second of last_timestamp_
   std::deque<std::filesystem::path> kept_;  // this writer's files, oldest first
 
   mutable std::mutex mutex_;  // guards current_, for readers on other threads

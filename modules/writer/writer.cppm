@@ -26,6 +26,7 @@ export import :stats;
 export import :json_text;
 export import :format;
 export import :described;
+export import :arena;
 export import :layout;
 export import :record_writer;
 export import :prometheus;

@@ -17,14 +17,30 @@ namespace jsonl_bench {
 
 enum class Shape { worker, disagg };
 
-// `count` raw records of one shape, as a serving app builds them.
-inline std::vector<boost::json::value> raw_records(std::size_t count, Shape shape, std::uint64_t seed = 1) {
+// `count` typed records of one shape, as a serving app builds them.
+inline std::vector<jsonl::perf::PerfMetricsRecord> typed_records(std::size_t count, Shape shape, std::uint64_t seed = 1) {
   jsonl_perf::RecordBuilder builder(seed, 0, 0.0);
-  std::vector<boost::json::value> records;
+  std::vector<jsonl::perf::PerfMetricsRecord> records;
   records.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
     records.push_back(shape == Shape::worker ? builder.worker_record(1000.0 + i * 1e-4)
                                              : builder.disagg_record(1000.0 + i * 1e-4));
+  }
+  return records;
+}
+
+// Where a raw JSON record's memory comes from: the default allocator, node by node (the
+// old way), or one arena per record.
+enum class Storage { default_resource, arena };
+
+// The raw JSON records the same requests make.
+inline std::vector<boost::json::value> raw_records(std::size_t count, Shape shape, Storage storage = Storage::default_resource,
+                                                   std::uint64_t seed = 1) {
+  std::vector<boost::json::value> records;
+  records.reserve(count);
+  for (const auto& typed : typed_records(count, shape, seed)) {
+    records.push_back(jsonl::to_json_value(typed, storage == Storage::arena ? jsonl::make_record_arena()
+                                                                             : boost::json::storage_ptr()));
   }
   return records;
 }

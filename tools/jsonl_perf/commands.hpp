@@ -18,6 +18,7 @@ struct LoadgenOptions {
   std::string kind = "server";
   std::uint64_t seed = 1;
   double disagg_fraction = 0.25;
+  bool typed_records = true;  // typed structs, or raw JSON records built in an arena
   std::optional<std::uint64_t> rotate_bytes;        // start a new file past this size
   std::optional<std::filesystem::path> metrics_file;  // Prometheus text of the writer's counters, at the end
 };

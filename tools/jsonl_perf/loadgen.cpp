@@ -32,15 +32,24 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-void produce(jsonl::PerfMetricsJsonlWriter& writer, const LoadgenOptions& options, unsigned index,
-             Clock::time_point start, Clock::time_point end) {
+// A typed record as it is, or the raw JSON record it stands for, built in an arena.
+void submit(jsonl::TypedPerfMetricsJsonlWriter& writer, jsonl::perf::PerfMetricsRecord record) {
+  writer.submit(std::move(record));
+}
+void submit(jsonl::PerfMetricsJsonlWriter& writer, const jsonl::perf::PerfMetricsRecord& record) {
+  writer.submit(jsonl::to_json_value(record, jsonl::make_record_arena()));
+}
+
+template <class Writer>
+void produce(Writer& writer, const LoadgenOptions& options, unsigned index, Clock::time_point start,
+             Clock::time_point end) {
   RecordBuilder builder(options.seed, index, options.disagg_fraction);
   const double server_clock_offset = 1000.0;  // a steady clock that did not start at zero
   const auto interval = options.rate ? std::chrono::duration<double>(options.producers / *options.rate)
                                      : std::chrono::duration<double>(0);
   auto next = start + std::chrono::duration_cast<Clock::duration>(interval * (index / double(options.producers)));
   while (Clock::now() < end) {
-    writer.submit(builder.next(server_clock_offset + seconds_since(start)));
+    submit(writer, builder.next(server_clock_offset + seconds_since(start)));
     if (options.rate) {
       next += std::chrono::duration_cast<Clock::duration>(interval);
       std::this_thread::sleep_until(std::min(next, end));
@@ -97,12 +106,9 @@ bool write_metrics(const std::filesystem::path& path, const std::string& text, s
   return true;
 }
 
-}  // namespace
 
-int run_loadgen(const LoadgenOptions& options, std::ostream& out, std::ostream& err) {
-  jsonl::WriterOptions writer_options = jsonl::perf_metrics_options(options.output_dir, options.kind);
-  writer_options.max_file_bytes = options.rotate_bytes;
-  jsonl::PerfMetricsJsonlWriter writer(std::move(writer_options));
+template <class Writer>
+int run(Writer& writer, const LoadgenOptions& options, std::ostream& out, std::ostream& err) {
   writer.start();
   if (!writer.path()) return 1;  // the writer logged why
 
@@ -135,6 +141,19 @@ int run_loadgen(const LoadgenOptions& options, std::ostream& out, std::ostream& 
     return 1;
   }
   return stats.submitted == stats.written + stats.dropped() ? 0 : 1;
+}
+
+}  // namespace
+
+int run_loadgen(const LoadgenOptions& options, std::ostream& out, std::ostream& err) {
+  jsonl::WriterOptions writer_options = jsonl::perf_metrics_options(options.output_dir, options.kind);
+  writer_options.max_file_bytes = options.rotate_bytes;
+  if (options.typed_records) {
+    jsonl::TypedPerfMetricsJsonlWriter writer(std::move(writer_options));
+    return run(writer, options, out, err);
+  }
+  jsonl::PerfMetricsJsonlWriter writer(std::move(writer_options));
+  return run(writer, options, out, err);
 }
 
 }  // namespace jsonl_perf

@@ -50,6 +50,9 @@ int main(int argc, char** argv) {
   loadgen_command->add_option("--seed", loadgen.seed, "makes the records repeatable")->capture_default_str();
   loadgen_command->add_option("--disagg-fraction", loadgen.disagg_fraction, "share of disaggregated records")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  std::string records = "typed";
+  loadgen_command->add_option("--records", records, "typed structs, or raw JSON records (each in an arena)")
+      ->check(CLI::IsMember({"typed", "json"}))->capture_default_str();
   loadgen_command->add_option("--rotate-bytes", loadgen.rotate_bytes, "start a new file before one would pass N bytes")
       ->check(CLI::PositiveNumber);
   loadgen_command->add_option("--metrics-file", loadgen.metrics_file,
@@ -83,6 +86,7 @@ int main(int argc, char** argv) {
   }
 
   if (*loadgen_command) {
+    loadgen.typed_records = records == "typed";
     if (const std::string problem = parse_rate(rate, loadgen.rate); !problem.empty()) {
       std::cerr << "jsonl-perf: " << problem << '\n';
       return usage_error;

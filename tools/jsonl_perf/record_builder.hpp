@@ -1,13 +1,14 @@
-// Raw per-request performance records as a serving app builds them (worker records
-// with a "server" phase, disaggregated ones with "disagg", "ctx" and "gen" phases), with
-// timings from a simple latency model: arrival, queueing, prefill to the first token,
-// then per-token decode steps.
+// Per-request performance records as a serving app builds them (worker records with a
+// "server" phase, disaggregated ones with "disagg", "ctx" and "gen" phases), with timings
+// from a simple latency model: arrival, queueing, prefill to the first token, then
+// per-token decode steps. Records are typed; jsonl::to_json_value gives the raw JSON
+// record the same request makes (in an arena, or wherever the caller says).
 #pragma once
-
-#include <boost/json/value.hpp>
 
 #include <cstdint>
 #include <random>
+
+import jsonl.perf_metrics;
 
 namespace jsonl_perf {
 
@@ -18,11 +19,11 @@ class RecordBuilder {
   RecordBuilder(std::uint64_t seed, std::uint64_t stream, double disagg_fraction);
 
   // The next record, arriving at `now` (seconds on the server's steady clock).
-  boost::json::value next(double now);
+  jsonl::perf::PerfMetricsRecord next(double now);
 
   // Records of one shape only.
-  boost::json::value worker_record(double now);
-  boost::json::value disagg_record(double now);
+  jsonl::perf::PerfMetricsRecord worker_record(double now);
+  jsonl::perf::PerfMetricsRecord disagg_record(double now);
 
  private:
   struct Request {
@@ -35,7 +36,7 @@ class RecordBuilder {
   };
 
   Request simulate(double arrival);
-  boost::json::object phase(const Request& request, bool with_kv_transfer);
+  jsonl::perf::PhaseMetrics phase(const Request& request, bool with_kv_transfer);
   double uniform(double low, double high);
 
   std::mt19937_64 random_;
