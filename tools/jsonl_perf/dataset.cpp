@@ -1,4 +1,5 @@
 #include "dataset.hpp"
+#include "python_json.hpp"
 
 #include <boost/json.hpp>
 
@@ -106,9 +107,9 @@ void load_file(const std::filesystem::path& file, Dataset& dataset,
   const std::string text = content.str();
   ++dataset.files;
   const std::string kind = kind_of(file);
-  boost::json::parse_options python_like;
-  python_like.numbers = boost::json::number_precision::precise;
-  python_like.allow_infinity_and_nan = true;
+  const boost::json::parse_options python_like = python_json_loads();
+  // Each line is parsed into one arena, emptied for the next: a record is read and gone.
+  boost::json::monotonic_resource arena(16384);
 
   std::size_t line_number = 0;
   for (std::size_t begin = 0; begin < text.size();) {
@@ -119,7 +120,8 @@ void load_file(const std::filesystem::path& file, Dataset& dataset,
     ++line_number;
     ++dataset.lines;
     boost::system::error_code error;
-    const json::value record = json::parse(line, error, {}, python_like);
+    arena.release();
+    const json::value record = json::parse(line, error, boost::json::storage_ptr(&arena), python_like);
     if (!error && record.is_object() && !torn) {
       add_record(dataset, groups, kind, record);
       continue;
