@@ -1,5 +1,5 @@
 // jsonl-bench SECTION [--quick] [--disk DIR] [--shm DIR]
-//   SECTION: submit | serializer | end_to_end | overload | stuck_close
+//   SECTION: submit | serializer | end_to_end | overload | stuck_close | records
 // Each section runs in its own process (tools/bench/run), so peak RSS is its own.
 #include <cstdio>
 #include <cstring>
@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   if (section == "end_to_end") return jsonl_bench::end_to_end(settings);
   if (section == "overload") return jsonl_bench::overload(settings);
   if (section == "stuck_close") return jsonl_bench::stuck_close(settings);
-  std::fprintf(stderr, "usage: jsonl-bench {submit|serializer|end_to_end|overload|stuck_close} [--quick]\n");
+  if (section == "records") return jsonl_bench::records(settings);
+  std::fprintf(stderr, "usage: jsonl-bench {submit|serializer|end_to_end|overload|stuck_close|records} [--quick]\n");
   return 2;
 }

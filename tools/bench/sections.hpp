@@ -17,6 +17,7 @@ int serializer(const Settings& settings);
 int end_to_end(const Settings& settings);
 int overload(const Settings& settings);
 int stuck_close(const Settings& settings);
+int records(const Settings& settings);
 
 // Prints "name: value unit".
 void figure(const char* name, double value, const char* unit);
