@@ -78,6 +78,15 @@ class PerfMetricsJsonlWriter : public JsonlRecordWriter<boost::json::value> {
   explicit PerfMetricsJsonlWriter(WriterOptions options);
 };
 
+// The same writer for raw records in an arena of their own (jsonl::ArenaRecord), built
+// and freed in a few calls.
+class ArenaPerfMetricsJsonlWriter : public JsonlRecordWriter<ArenaRecord> {
+ public:
+  ArenaPerfMetricsJsonlWriter(std::optional<std::filesystem::path> output_dir, std::string_view server_kind,
+                              LogSink log_sink = log_to_stderr);
+  explicit ArenaPerfMetricsJsonlWriter(WriterOptions options);
+};
+
 // The same writer for typed records: writer.submit(jsonl::perf::PerfMetricsRecord{...}).
 class TypedPerfMetricsJsonlWriter : public JsonlRecordWriter<perf::PerfMetricsRecord> {
  public:

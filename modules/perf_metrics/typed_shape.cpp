@@ -5,8 +5,6 @@
 module;
 
 #include <boost/json/value.hpp>
-#include <filesystem>
-#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -166,12 +164,5 @@ bool PerfMetricsTypedFormat::append_line(perf::PerfMetricsRecord& record, std::s
   out += '\n';
   return sanitized;
 }
-
-TypedPerfMetricsJsonlWriter::TypedPerfMetricsJsonlWriter(std::optional<std::filesystem::path> output_dir,
-                                                         std::string_view server_kind, LogSink log_sink)
-    : TypedPerfMetricsJsonlWriter(perf_metrics_options(std::move(output_dir), server_kind, std::move(log_sink))) {}
-
-TypedPerfMetricsJsonlWriter::TypedPerfMetricsJsonlWriter(WriterOptions options)
-    : JsonlRecordWriter(std::move(options), std::make_shared<PerfMetricsTypedFormat>()) {}
 
 }  // namespace jsonl

@@ -143,6 +143,7 @@ template <class T>
 boost::json::value to_json_value(const T& value, boost::json::storage_ptr storage) {
   if constexpr (DescribedStruct<T>) {
     boost::json::object object(storage);
+    object.reserve(boost::mp11::mp_size<boost::describe::describe_members<T, boost::describe::mod_public>>::value);
     for_each_member(value, [&](std::string_view name, const auto& field) {
       if (!leaves_key_out(field)) object.emplace(name, to_json_value(field, storage));
     });

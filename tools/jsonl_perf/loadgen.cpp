@@ -36,8 +36,10 @@ double seconds_since(Clock::time_point start) {
 void submit(jsonl::TypedPerfMetricsJsonlWriter& writer, jsonl::perf::PerfMetricsRecord record) {
   writer.submit(std::move(record));
 }
-void submit(jsonl::PerfMetricsJsonlWriter& writer, const jsonl::perf::PerfMetricsRecord& record) {
-  writer.submit(jsonl::to_json_value(record, jsonl::make_record_arena()));
+void submit(jsonl::ArenaPerfMetricsJsonlWriter& writer, const jsonl::perf::PerfMetricsRecord& record) {
+  jsonl::ArenaRecord json = jsonl::ArenaRecord::make();
+  json.value() = jsonl::to_json_value(record, json.storage());
+  writer.submit(std::move(json));
 }
 
 template <class Writer>
@@ -152,7 +154,7 @@ int run_loadgen(const LoadgenOptions& options, std::ostream& out, std::ostream& 
     jsonl::TypedPerfMetricsJsonlWriter writer(std::move(writer_options));
     return run(writer, options, out, err);
   }
-  jsonl::PerfMetricsJsonlWriter writer(std::move(writer_options));
+  jsonl::ArenaPerfMetricsJsonlWriter writer(std::move(writer_options));
   return run(writer, options, out, err);
 }
 

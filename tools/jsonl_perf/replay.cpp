@@ -1,4 +1,4 @@
-// jsonl-perf replay: raw records, one JSON value a line, through PerfMetricsJsonlWriter,
+// jsonl-perf replay: raw records, one JSON value a line, through a perf-metrics writer,
 // read as Python's json.loads reads them (correctly rounded doubles, NaN and Infinity
 // tokens, exact 64-bit integers).
 #include <boost/json.hpp>
@@ -15,7 +15,7 @@ import jsonl.perf_metrics;
 namespace jsonl_perf {
 
 int run_replay(const ReplayOptions& options, std::istream& in, std::ostream& out, std::ostream& err) {
-  jsonl::PerfMetricsJsonlWriter writer(options.output_dir, options.kind);
+  jsonl::ArenaPerfMetricsJsonlWriter writer(options.output_dir, options.kind);
   writer.start();
   if (!writer.path()) return 1;  // the writer logged why
 
@@ -28,7 +28,7 @@ int run_replay(const ReplayOptions& options, std::istream& in, std::ostream& out
     ++read;
     boost::system::error_code error;
     // Each record in an arena of its own: built in a few blocks, freed in a few calls.
-    boost::json::value record = jsonl::parse_record(line, error, python_like);
+    jsonl::ArenaRecord record = jsonl::ArenaRecord::parse(line, error, python_like);
     if (error) {
       err << "line " << read << ": not JSON: " << error.message() << '\n';
       ++skipped;
