@@ -127,4 +127,60 @@ BOOST_AUTO_TEST_CASE(parse_record_parses_into_an_arena_of_its_own_and_reports_ba
   BOOST_TEST(std::isnan(nan.as_array()[0].as_double()));
 }
 
+BOOST_AUTO_TEST_CASE(arena_records_write_what_the_same_values_in_default_storage_write) {
+  std::vector<json::value> by_default;
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.batch_size = 16;
+  options.queue_size = 4096;
+  jsonl::JsonlRecordWriter<jsonl::ArenaRecord> writer(options,
+                                                      std::make_shared<jsonl::ArenaRecordFormat<jsonl::JsonLineFormat>>());
+  for (int i = 0; i < 2000; ++i) {
+    by_default.push_back(record_in({}, i));
+    jsonl::ArenaRecord record = jsonl::ArenaRecord::make();
+    record.value() = record_in(record.storage(), i);
+    BOOST_TEST_REQUIRE(writer.submit(std::move(record)));
+  }
+  jsonl::ArenaRecord bad = jsonl::ArenaRecord::make();
+  bad.value() = json::array({1.0, std::nan("")}, bad.storage());
+  BOOST_TEST(writer.submit(std::move(bad)));
+  writer.start();
+  writer.close();
+  BOOST_TEST(jsonl_test::read_file(*writer.path()) == written(std::move(by_default)));
+  BOOST_TEST(writer.stats().dropped_malformed == 1u);
+  BOOST_TEST(jsonl_test::accounting_holds(writer.stats()));
+}
+
+BOOST_AUTO_TEST_CASE(an_arena_record_keeps_its_arena_through_moves_and_a_moved_from_one_has_none) {
+  jsonl::ArenaRecord record = jsonl::ArenaRecord::make();
+  record.value() = record_in(record.storage(), 1);
+  const json::memory_resource* arena = record.storage().get();
+  BOOST_TEST(record.value().storage().get() == arena);
+  jsonl::ArenaRecord moved(std::move(record));
+  BOOST_TEST(moved.storage().get() == arena);
+  BOOST_TEST(moved.value().storage().get() == arena);
+  BOOST_TEST(jsonl::to_json_text(moved.value()) == jsonl::to_json_text(record_in({}, 1)));
+  BOOST_TEST(record.value().is_null());
+  BOOST_TEST(record.storage().get() == json::storage_ptr().get());  // builds in the default storage now
+  jsonl::ArenaRecord assigned;
+  assigned = std::move(moved);
+  BOOST_TEST(assigned.value().storage().get() == arena);
+  BOOST_TEST(moved.value().is_null());
+  assigned = jsonl::ArenaRecord();  // the writer's release: value and arena go
+  BOOST_TEST(assigned.value().is_null());
+}
+
+BOOST_AUTO_TEST_CASE(an_arena_record_parses_into_an_arena_of_its_own) {
+  boost::system::error_code error;
+  const jsonl::ArenaRecord record = jsonl::ArenaRecord::parse(R"({"a":[1,2.5,"x"]})", error);
+  BOOST_TEST(!error);
+  BOOST_TEST(jsonl::to_json_text(record.value()) == R"({"a":[1,2.5,"x"]})");
+  BOOST_TEST(record.value().storage().get() == record.storage().get());
+  BOOST_TEST(!record.storage().is_shared());
+  BOOST_TEST(record.value().storage().is_deallocate_trivial());
+  jsonl::ArenaRecord::parse("{", error);
+  BOOST_TEST(error.failed());
+}
+
 BOOST_AUTO_TEST_SUITE_END()
