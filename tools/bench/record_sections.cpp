@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -186,6 +187,17 @@ double typed_overload_written_per_second(const std::vector<perf::PerfMetricsReco
 }
 
 }  // namespace
+
+int corpus(const Settings& settings) {
+  // A quarter disaggregated, as loadgen makes them by default.
+  jsonl_perf::RecordBuilder builder(11, 0, 0.25);
+  const std::size_t count = settings.quick ? 5'000 : 50'000;
+  std::ofstream out(settings.shm_dir / "corpus.jsonl", std::ios::binary);
+  for (std::size_t i = 0; i < count; ++i) {
+    out << jsonl::to_json_text(jsonl::to_json_value(builder.next(1000.0 + i * 1e-4))) << '\n';
+  }
+  return out ? 0 : 1;
+}
 
 int records(const Settings& settings) {
   const std::size_t count = settings.quick ? 20'000 : 100'000;
