@@ -50,8 +50,9 @@ void produce(Writer& writer, const LoadgenOptions& options, unsigned index, Cloc
   const auto interval = options.rate ? std::chrono::duration<double>(options.producers / *options.rate)
                                      : std::chrono::duration<double>(0);
   auto next = start + std::chrono::duration_cast<Clock::duration>(interval * (index / double(options.producers)));
-  while (Clock::now() < end) {
-    submit(writer, builder.next(server_clock_offset + seconds_since(start)));
+  // One clock read a record: it is both the loop's test and the record's arrival time.
+  for (auto now = Clock::now(); now < end; now = Clock::now()) {
+    submit(writer, builder.next(server_clock_offset + std::chrono::duration<double>(now - start).count()));
     if (options.rate) {
       next += std::chrono::duration_cast<Clock::duration>(interval);
       std::this_thread::sleep_until(std::min(next, end));
