@@ -1,6 +1,7 @@
 # Installs the libraries, their module interface units (FILE_SET CXX_MODULES, so a
 # consumer compiles BMIs with its own flags) and a CMake package:
-#   find_package(jsonl 0.1 CONFIG REQUIRED)  ->  jsonl::writer, jsonl::perf_metrics
+#   find_package(jsonl 0.1 CONFIG REQUIRED)  ->  jsonl::writer, jsonl::perf_metrics,
+#                                                jsonl::request_trace
 # and packages them as a .deb with `cpack -G DEB`.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)

@@ -10,6 +10,7 @@
 
 import jsonl.writer;
 import jsonl.perf_metrics;
+import jsonl.request_trace;
 
 int main(int argc, char** argv) {
   const std::filesystem::path directory = argc > 1 ? argv[1] : "consumer_out";
@@ -23,13 +24,19 @@ int main(int argc, char** argv) {
   writer.submit(boost::json::object{{"request_id", "4"}});  // no phases: malformed
   writer.close();
 
+  jsonl::RequestTraceWriter<> traces(directory / "traces", "-consumer");
+  traces.start();
+  traces.submit({std::string(jsonl::trace_requests), boost::json::object{{"trace_id", jsonl::make_trace_id()}}});
+  traces.close();
+
   const jsonl::WriterStats stats = writer.stats();
   std::ifstream file(*writer.path());
   std::string line;
   int lines = 0;
   while (std::getline(file, line)) ++lines;
   const bool ok = stats.written == 3 && stats.dropped_malformed == 1 && lines == 3 &&
-                  writer.dropped_records() == 1 && jsonl::to_json_text(boost::json::value(1.0)) == "1.0";
+                  writer.dropped_records() == 1 && jsonl::to_json_text(boost::json::value(1.0)) == "1.0" &&
+                  traces.stats().written == 1;
   std::cout << (ok ? "consumer OK: " : "consumer FAILED: ") << lines << " lines in "
             << writer.path()->string() << '\n';
   return ok ? EXIT_SUCCESS : EXIT_FAILURE;

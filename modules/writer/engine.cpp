@@ -233,7 +233,9 @@ std::optional<std::filesystem::path> WriterEngine::open_output() {
     error = std::make_error_code(std::errc::not_a_directory);
   }
   if (error) {
-    log(LogLevel::error, "Disabling " + options_.subject + " JSONL output: cannot create directory '" +
+    const std::string& name = options_.wording.disabled;
+    log(LogLevel::error, "Disabling " + (name.empty() ? options_.subject + " JSONL" : name) +
+                             " output: cannot create directory '" +
                              directory.string() + "': " + error.message());
     return std::nullopt;
   }

@@ -57,6 +57,15 @@ struct WriterOptions {
 
   // Where warnings and errors go.
   LogSink log_sink = log_to_stderr;
+
+  // How the lifecycle log lines name the output, for a configuration that keeps its
+  // reference's wording; empty means "<subject> JSONL":
+  //   ERROR   "Disabling <disabled> output: <error>"
+  //   WARNING "Timed out flushing <flushed>; dropping remaining records"
+  struct Wording {
+    std::string disabled;
+    std::string flushed;
+  } wording;
 };
 
 }  // namespace jsonl

@@ -40,12 +40,13 @@ export namespace jsonl {
 //   start()      creates the output directory, names the file, starts the drain thread
 //                and the write worker. A second call changes nothing. Without an output
 //                directory, or when it cannot be created (one ERROR log, "Disabling
-//                <subject> JSONL output: <error>"), the writer is disabled for good:
+//                <subject> JSONL output: <error>", or as WriterOptions::wording names
+//                the output), the writer is disabled for good:
 //                queued records are counted as abandoned, later submits as ignored.
 //   close()      stops accepting, then waits up to the shutdown timeout for every record
 //                accepted before it to be written. If the drain outlives the timeout (a
 //                write that never returns), logs WARNING "Timed out flushing <subject>
-//                JSONL; dropping remaining records", cancels the drain, counts what it
+//                JSONL; dropping remaining records" (or as worded), cancels the drain, counts what it
 //                held as abandoned, and returns; an append already in progress may finish
 //                later on its own thread. Idempotent; the destructor calls it.
 //   flush(t)     while running: waits until every record accepted before the call is
@@ -134,8 +135,10 @@ class JsonlRecordWriter {
     phase_ = Phase::closed;
     if (drain_finished_.wait_for(engine_->options().shutdown_timeout) !=
         std::future_status::ready) {
-      engine_->log(LogLevel::warning, "Timed out flushing " + engine_->options().subject +
-                                          " JSONL; dropping remaining records");
+      const WriterOptions& options = engine_->options();
+      const std::string& name = options.wording.flushed;
+      engine_->log(LogLevel::warning, "Timed out flushing " + (name.empty() ? options.subject + " JSONL" : name) +
+                                          "; dropping remaining records");
       worker_.cancel();
     }
     drain_thread_.join();

@@ -19,6 +19,7 @@ struct LoadgenOptions {
   std::uint64_t seed = 1;
   double disagg_fraction = 0.25;
   bool typed_records = true;  // typed structs, or raw JSON records built in an arena
+  bool request_trace = false;  // request traces (--config request-trace) instead of perf metrics
   std::optional<std::uint64_t> rotate_bytes;        // start a new file past this size
   std::optional<std::filesystem::path> metrics_file;  // Prometheus text of the writer's counters, at the end
 };

@@ -1,6 +1,6 @@
-// jsonl-perf loadgen: producer threads submit simulated records to a
-// PerfMetricsJsonlWriter, paced or as fast as possible, with a progress line a second
-// and a summary at the end.
+// jsonl-perf loadgen: producer threads submit simulated records to a perf-metrics
+// writer (or request traces to a request-trace writer), paced or as fast as possible,
+// with a progress line a second and a summary at the end.
 #include <boost/json.hpp>
 
 #include <atomic>
@@ -20,8 +20,10 @@
 
 #include "commands.hpp"
 #include "record_builder.hpp"
+#include "trace_builder.hpp"
 
 import jsonl.perf_metrics;
+import jsonl.request_trace;
 
 namespace jsonl_perf {
 namespace {
@@ -32,7 +34,20 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-// A typed record as it is, or the raw JSON record it stands for, built in an arena.
+using TraceWriter = jsonl::RequestTraceWriter<jsonl::ArenaRecord>;
+
+// What each writer's producers build: performance records (typed, or the raw JSON
+// record each stands for, built in an arena), or request traces.
+RecordBuilder builder_for(const jsonl::TypedPerfMetricsJsonlWriter&, const LoadgenOptions& options, unsigned index) {
+  return RecordBuilder(options.seed, index, options.disagg_fraction);
+}
+RecordBuilder builder_for(const jsonl::ArenaPerfMetricsJsonlWriter&, const LoadgenOptions& options, unsigned index) {
+  return RecordBuilder(options.seed, index, options.disagg_fraction);
+}
+TraceBuilder builder_for(const TraceWriter&, const LoadgenOptions& options, unsigned index) {
+  return TraceBuilder(options.seed, index);
+}
+
 void submit(jsonl::TypedPerfMetricsJsonlWriter& writer, jsonl::perf::PerfMetricsRecord record) {
   writer.submit(std::move(record));
 }
@@ -41,11 +56,12 @@ void submit(jsonl::ArenaPerfMetricsJsonlWriter& writer, const jsonl::perf::PerfM
   json.value() = jsonl::to_json_value(record, json.storage());
   writer.submit(std::move(json));
 }
+void submit(TraceWriter& writer, jsonl::TraceRecord<jsonl::ArenaRecord> record) { writer.submit(std::move(record)); }
 
 template <class Writer>
 void produce(Writer& writer, const LoadgenOptions& options, unsigned index, Clock::time_point start,
              Clock::time_point end) {
-  RecordBuilder builder(options.seed, index, options.disagg_fraction);
+  auto builder = builder_for(writer, options, index);
   const double server_clock_offset = 1000.0;  // a steady clock that did not start at zero
   const auto interval = options.rate ? std::chrono::duration<double>(options.producers / *options.rate)
                                      : std::chrono::duration<double>(0);
@@ -111,7 +127,7 @@ bool write_metrics(const std::filesystem::path& path, const std::string& text, s
 
 
 template <class Writer>
-int run(Writer& writer, const LoadgenOptions& options, std::ostream& out, std::ostream& err) {
+int run(Writer& writer, const LoadgenOptions& options, std::string_view subject, std::ostream& out, std::ostream& err) {
   writer.start();
   if (!writer.path()) return 1;  // the writer logged why
 
@@ -136,11 +152,12 @@ int run(Writer& writer, const LoadgenOptions& options, std::ostream& out, std::o
   if (terminal) err << '\n';
   const double elapsed = seconds_since(start);
   const auto stats = writer.stats();
-  print_summary(out, stats, elapsed, writer.path()->string());
+  // A trace writer's files are in the hour buckets under the directory.
+  print_summary(out, stats, elapsed,
+                options.request_trace ? options.output_dir.string() : writer.path()->string());
   if (options.metrics_file &&
       !write_metrics(*options.metrics_file,
-                     jsonl::prometheus_text(stats, std::string(jsonl::perf_metrics_subject), {{"server_kind", options.kind}}),
-                     err)) {
+                     jsonl::prometheus_text(stats, std::string(subject), {{"server_kind", options.kind}}), err)) {
     return 1;
   }
   return stats.submitted == stats.written + stats.dropped() ? 0 : 1;
@@ -149,14 +166,18 @@ int run(Writer& writer, const LoadgenOptions& options, std::ostream& out, std::o
 }  // namespace
 
 int run_loadgen(const LoadgenOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.request_trace) {
+    TraceWriter writer(options.output_dir);
+    return run(writer, options, jsonl::request_trace_subject, out, err);
+  }
   jsonl::WriterOptions writer_options = jsonl::perf_metrics_options(options.output_dir, options.kind);
   writer_options.max_file_bytes = options.rotate_bytes;
   if (options.typed_records) {
     jsonl::TypedPerfMetricsJsonlWriter writer(std::move(writer_options));
-    return run(writer, options, out, err);
+    return run(writer, options, jsonl::perf_metrics_subject, out, err);
   }
   jsonl::ArenaPerfMetricsJsonlWriter writer(std::move(writer_options));
-  return run(writer, options, out, err);
+  return run(writer, options, jsonl::perf_metrics_subject, out, err);
 }
 
 }  // namespace jsonl_perf

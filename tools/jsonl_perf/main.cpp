@@ -50,6 +50,9 @@ int main(int argc, char** argv) {
   loadgen_command->add_option("--seed", loadgen.seed, "makes the records repeatable")->capture_default_str();
   loadgen_command->add_option("--disagg-fraction", loadgen.disagg_fraction, "share of disaggregated records")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  std::string config = "perf-metrics";
+  loadgen_command->add_option("--config", config, "perf-metrics, or request-trace: request and response traces")
+      ->check(CLI::IsMember({"perf-metrics", "request-trace"}))->capture_default_str();
   std::string records = "typed";
   loadgen_command->add_option("--records", records, "typed structs, or raw JSON records (each in an arena)")
       ->check(CLI::IsMember({"typed", "json"}))->capture_default_str();
@@ -87,6 +90,7 @@ int main(int argc, char** argv) {
 
   if (*loadgen_command) {
     loadgen.typed_records = records == "typed";
+    loadgen.request_trace = config == "request-trace";
     if (const std::string problem = parse_rate(rate, loadgen.rate); !problem.empty()) {
       std::cerr << "jsonl-perf: " << problem << '\n';
       return usage_error;

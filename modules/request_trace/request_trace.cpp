@@ -1,0 +1,149 @@
+module;
+
+#include <boost/json/array.hpp>
+#include <boost/json/value.hpp>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <ctime>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <unistd.h>
+#include <utility>
+
+module jsonl.request_trace;
+
+namespace jsonl {
+namespace {
+
+// Code points Python's str.strip() removes beyond ASCII whitespace, in UTF-8.
+constexpr std::array<std::string_view, 19> unicode_spaces{
+    "\xc2\x85", "\xc2\xa0", "\xe1\x9a\x80", "\xe2\x80\x80", "\xe2\x80\x81", "\xe2\x80\x82", "\xe2\x80\x83",
+    "\xe2\x80\x84", "\xe2\x80\x85", "\xe2\x80\x86", "\xe2\x80\x87", "\xe2\x80\x88", "\xe2\x80\x89", "\xe2\x80\x8a",
+    "\xe2\x80\xa8", "\xe2\x80\xa9", "\xe2\x80\xaf", "\xe2\x81\x9f", "\xe3\x80\x80"};
+
+bool is_ascii_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f'); }
+
+std::size_t space_at_start(std::string_view text) {
+  if (text.empty()) return 0;
+  if (is_ascii_space(text.front())) return 1;
+  for (std::string_view space : unicode_spaces) {
+    if (text.starts_with(space)) return space.size();
+  }
+  return 0;
+}
+
+std::size_t space_at_end(std::string_view text) {
+  if (text.empty()) return 0;
+  if (is_ascii_space(text.back())) return 1;
+  for (std::string_view space : unicode_spaces) {
+    if (text.ends_with(space)) return space.size();
+  }
+  return 0;
+}
+
+// Bytes in the UTF-8 sequence that starts with `lead`, 1 for a byte that starts none
+// (each such byte counts as one character, as Python would have decoded it to U+FFFD).
+std::size_t sequence_length(std::string_view text, std::size_t at) {
+  const auto lead = static_cast<unsigned char>(text[at]);
+  const std::size_t length = lead < 0xC2 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : lead < 0xF5 ? 4 : 1;
+  if (at + length > text.size()) return 1;
+  for (std::size_t i = 1; i < length; ++i) {
+    if ((static_cast<unsigned char>(text[at + i]) & 0xC0) != 0x80) return 1;
+  }
+  return length;
+}
+
+bool is_session_safe(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+         c == '-';
+}
+
+}  // namespace
+
+std::string hour_bucket(std::chrono::system_clock::time_point at) {
+  const std::time_t seconds = std::chrono::system_clock::to_time_t(std::chrono::floor<std::chrono::seconds>(at));
+  std::tm utc{};
+  ::gmtime_r(&seconds, &utc);
+  char text[32];
+  return std::string(text, std::strftime(text, sizeof text, "%Y-%m-%dT%H", &utc));
+}
+
+void check_trace_kind(std::string_view kind) {
+  if (kind.empty() || kind == "." || kind == ".." || kind.find_first_of(std::string_view("/\0", 2)) != kind.npos) {
+    throw MalformedRecord("trace kind must name a file inside its bucket directory: \"" + std::string(kind) + "\"");
+  }
+}
+
+void BucketDirectories::ensure(const std::filesystem::path& directory) const {
+  const std::lock_guard lock(mutex_);
+  if (made_.contains(directory)) return;
+  create(directory);
+  made_.insert(directory);
+}
+
+void BucketDirectories::create(const std::filesystem::path& directory) const {
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (error) throw std::system_error(error, "create directory " + directory.string());
+}
+
+WriterOptions request_trace_options(std::optional<std::filesystem::path> output_dir, LogSink log_sink) {
+  return {.output_dir = std::move(output_dir),
+          .file_stem = "request_trace",
+          .subject = std::string(request_trace_subject),
+          .queue_size = request_trace_queue_size,
+          .batch_size = request_trace_batch_size,
+          .shutdown_timeout = request_trace_shutdown_timeout,
+          .log_sink = std::move(log_sink),
+          .wording = {.disabled = "request trace", .flushed = "request traces"}};
+}
+
+std::string process_suffix() { return "-" + std::to_string(::getpid()); }
+
+std::string make_trace_id() {
+  thread_local std::mt19937_64 random{std::random_device{}() ^ (std::uint64_t{std::random_device{}()} << 32)};
+  std::uint64_t high = random();
+  std::uint64_t low = random();
+  high = (high & ~std::uint64_t{0xF000}) | 0x4000;                // version 4
+  low = (low & ~(std::uint64_t{0xC} << 60)) | (std::uint64_t{0x8} << 60);  // RFC 4122 variant
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string id = "tr_";
+  id.reserve(35);
+  for (const std::uint64_t half : {high, low}) {
+    for (int shift = 60; shift >= 0; shift -= 4) id += hex[(half >> shift) & 0xF];
+  }
+  return id;
+}
+
+std::string sanitize_session_key(std::string_view value) {
+  constexpr std::string_view no_session = "_no_session";
+  constexpr std::size_t max_length = 128;
+  while (const std::size_t n = space_at_start(value)) value.remove_prefix(n);
+  while (const std::size_t n = space_at_end(value)) value.remove_suffix(n);
+  std::string key;
+  for (std::size_t at = 0; at < value.size() && key.size() < max_length;) {
+    const std::size_t length = sequence_length(value, at);
+    key += length == 1 && is_session_safe(value[at]) ? value[at] : '_';
+    at += length;
+  }
+  if (key.empty() || key.front() == '.') return std::string(no_session);
+  return key;
+}
+
+boost::json::value headers_json(std::span<const std::pair<std::string, std::string>> headers,
+                                boost::json::storage_ptr storage) {
+  boost::json::array pairs(storage);
+  pairs.reserve(headers.size());
+  for (const auto& [name, value] : headers) pairs.push_back(boost::json::array({name, value}, storage));
+  return pairs;
+}
+
+}  // namespace jsonl
