@@ -1,5 +1,5 @@
 # Checks of the jsonl-perf executable, one per CHECK:
-#   -D CHECK=replay|loadgen|rotation_and_metrics|summary|usage -D TOOL=... -D DATA=tests/jsonl_perf
+#   -D CHECK=replay|loadgen|rotation_and_metrics|request_trace|summary|usage -D TOOL=... -D DATA=tests/jsonl_perf
 #   -D SCRATCH=... -D PYTHON=the system's python3 (with prometheus_client)
 function(run_tool)
   cmake_parse_arguments(RUN "" "EXPECT" "ARGS" ${ARGN})
@@ -83,6 +83,35 @@ elseif(CHECK STREQUAL "rotation_and_metrics")
   endif()
   message(STATUS "${checked}")
   run_tool(EXPECT 2 ARGS loadgen --rotate-bytes 0)
+
+elseif(CHECK STREQUAL "request_trace")
+  # Request and response traces in an hour bucket; every line a JSON object of its kind.
+  run_tool(EXPECT 0 ARGS loadgen --config request-trace --duration 1 --rate 400 --output-dir "${SCRATCH}")
+  if(NOT stdout MATCHES "written +([0-9]+)")
+    message(FATAL_ERROR "no 'written' in the summary:\n${stdout}")
+  endif()
+  set(written ${CMAKE_MATCH_1})
+  file(GLOB requests "${SCRATCH}/*T[0-9][0-9]/requests-*.jsonl")
+  file(GLOB responses "${SCRATCH}/*T[0-9][0-9]/responses-*.jsonl")
+  if(NOT requests OR NOT responses)
+    message(FATAL_ERROR "no requests-*.jsonl and responses-*.jsonl in an hour bucket under ${SCRATCH}")
+  endif()
+  set(count 0)
+  foreach(pair IN ITEMS "requests;request" "responses;response")
+    list(GET pair 0 kind)
+    list(GET pair 1 event)
+    file(STRINGS "${${kind}}" lines ENCODING UTF-8)
+    foreach(line IN LISTS lines)
+      string(JSON actual GET "${line}" event)
+      if(NOT actual STREQUAL event)
+        message(FATAL_ERROR "a ${event} file holds: ${line}")
+      endif()
+      math(EXPR count "${count} + 1")
+    endforeach()
+  endforeach()
+  if(NOT count EQUAL written OR count LESS 100)
+    message(FATAL_ERROR "${count} lines, the summary says ${written}")
+  endif()
 
 elseif(CHECK STREQUAL "summary")
   # Ten records over two files, queue times k/1024 s (k = 1..10), TTFT twice that, E2E

@@ -291,7 +291,7 @@ BOOST_AUTO_TEST_CASE(a_kind_that_could_escape_its_directory_makes_the_record_mal
   Log log;
   jsonl::RequestTraceWriter<> writer(directory.path() / "traces", "", log.sink());
   writer.start();
-  for (const std::string kind : {"", ".", "..", "../escape", "a/b", std::string("nul\0", 4)}) {
+  for (const std::string& kind : std::vector<std::string>{"", ".", "..", "../escape", "a/b", std::string("nul\0", 4)}) {
     BOOST_TEST(writer.submit(record(kind, 1)));
   }
   BOOST_TEST(writer.submit(record("requests", 2)));
