@@ -1,7 +1,6 @@
 module;
 
 #include <boost/json/value.hpp>
-#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -16,42 +15,12 @@ import :python_int;
 namespace jsonl {
 namespace {
 
-// What int() strips around a literal: str.isspace() characters, in UTF-8.
-constexpr std::array<std::string_view, 19> unicode_spaces{
-    "\xc2\x85",     "\xc2\xa0",     "\xe1\x9a\x80", "\xe2\x80\x80", "\xe2\x80\x81",
-    "\xe2\x80\x82", "\xe2\x80\x83", "\xe2\x80\x84", "\xe2\x80\x85", "\xe2\x80\x86",
-    "\xe2\x80\x87", "\xe2\x80\x88", "\xe2\x80\x89", "\xe2\x80\x8a", "\xe2\x80\xa8",
-    "\xe2\x80\xa9", "\xe2\x80\xaf", "\xe2\x81\x9f", "\xe3\x80\x80"};
-
-bool is_ascii_space(char c) {
-  return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f');
-}
-
-std::size_t leading_space(std::string_view text) {
-  if (text.empty()) return 0;
-  if (is_ascii_space(text.front())) return 1;
-  for (std::string_view space : unicode_spaces) {
-    if (text.starts_with(space)) return space.size();
-  }
-  return 0;
-}
-
-std::size_t trailing_space(std::string_view text) {
-  if (text.empty()) return 0;
-  if (is_ascii_space(text.back())) return 1;
-  for (std::string_view space : unicode_spaces) {
-    if (text.ends_with(space)) return space.size();
-  }
-  return 0;
-}
-
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
 
 // int(text) for base-10 literals: surrounding whitespace, an optional sign, ASCII digits
 // with single underscores between them.
 std::optional<boost::json::value> parse_integer(std::string_view text) {
-  while (std::size_t n = leading_space(text)) text.remove_prefix(n);
-  while (std::size_t n = trailing_space(text)) text.remove_suffix(n);
+  text = python_strip(text);
   bool negative = false;
   if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
     negative = text.front() == '-';

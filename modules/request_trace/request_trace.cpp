@@ -3,7 +3,6 @@ module;
 #include <boost/json/array.hpp>
 #include <boost/json/value.hpp>
 
-#include <array>
 #include <chrono>
 #include <cstdint>
 #include <ctime>
@@ -22,32 +21,6 @@ module jsonl.request_trace;
 
 namespace jsonl {
 namespace {
-
-// Code points Python's str.strip() removes beyond ASCII whitespace, in UTF-8.
-constexpr std::array<std::string_view, 19> unicode_spaces{
-    "\xc2\x85", "\xc2\xa0", "\xe1\x9a\x80", "\xe2\x80\x80", "\xe2\x80\x81", "\xe2\x80\x82", "\xe2\x80\x83",
-    "\xe2\x80\x84", "\xe2\x80\x85", "\xe2\x80\x86", "\xe2\x80\x87", "\xe2\x80\x88", "\xe2\x80\x89", "\xe2\x80\x8a",
-    "\xe2\x80\xa8", "\xe2\x80\xa9", "\xe2\x80\xaf", "\xe2\x81\x9f", "\xe3\x80\x80"};
-
-bool is_ascii_space(char c) { return c == ' ' || (c >= '\t' && c <= '\r') || (c >= '\x1c' && c <= '\x1f'); }
-
-std::size_t space_at_start(std::string_view text) {
-  if (text.empty()) return 0;
-  if (is_ascii_space(text.front())) return 1;
-  for (std::string_view space : unicode_spaces) {
-    if (text.starts_with(space)) return space.size();
-  }
-  return 0;
-}
-
-std::size_t space_at_end(std::string_view text) {
-  if (text.empty()) return 0;
-  if (is_ascii_space(text.back())) return 1;
-  for (std::string_view space : unicode_spaces) {
-    if (text.ends_with(space)) return space.size();
-  }
-  return 0;
-}
 
 // Bytes in the UTF-8 sequence that starts with `lead`, 1 for a byte that starts none
 // (each such byte counts as one character, as Python would have decoded it to U+FFFD).
@@ -126,8 +99,7 @@ std::string make_trace_id() {
 std::string sanitize_session_key(std::string_view value) {
   constexpr std::string_view no_session = "_no_session";
   constexpr std::size_t max_length = 128;
-  while (const std::size_t n = space_at_start(value)) value.remove_prefix(n);
-  while (const std::size_t n = space_at_end(value)) value.remove_suffix(n);
+  value = python_strip(value);
   std::string key;
   for (std::size_t at = 0; at < value.size() && key.size() < max_length;) {
     const std::size_t length = sequence_length(value, at);

@@ -90,4 +90,8 @@ class JsonTextStream {
 // The JSON text of `value` (throws as append_json).
 std::string to_json_text(const boost::json::value& value, const JsonTextOptions& options = {});
 
+// `text` (UTF-8) without what Python's str.strip() removes around it: the characters
+// for which str.isspace() is true.
+std::string_view python_strip(std::string_view text) noexcept;
+
 }  // namespace jsonl

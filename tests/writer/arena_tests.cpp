@@ -46,15 +46,19 @@ json::value record_in(const json::storage_ptr& storage, int i) {
   return record;
 }
 
-// Writes `records` through a writer with batches of 16 and a queue of 4096 (rounds big
-// enough to be serialized side by side) and returns the file's content.
+// Batches of 16 and a queue of 4096: rounds big enough to be serialized side by side.
+jsonl::WriterOptions side_by_side_options(const std::filesystem::path& directory, Log& log) {
+  auto options = test_options(directory, log);
+  options.batch_size = 16;
+  options.queue_size = 4096;
+  return options;
+}
+
+// Writes `records` through a writer and returns the file's content.
 std::string written(std::vector<json::value> records) {
   jsonl_test::ScratchDirectory directory;
   Log log;
-  auto options = test_options(directory.path(), log);
-  options.batch_size = 16;
-  options.queue_size = 4096;
-  jsonl::JsonlRecordWriter<> writer(options);
+  jsonl::JsonlRecordWriter<> writer(side_by_side_options(directory.path(), log));
   for (auto& record : records) BOOST_TEST_REQUIRE(writer.submit(std::move(record)));
   writer.start();
   writer.close();
@@ -84,10 +88,7 @@ BOOST_AUTO_TEST_CASE(a_shared_arena_goes_with_the_last_record_the_writer_release
   auto destroyed = std::make_shared<std::atomic<bool>>(false);
   jsonl_test::ScratchDirectory directory;
   Log log;
-  auto options = test_options(directory.path(), log);
-  options.batch_size = 8;
-  options.queue_size = 4096;
-  jsonl::JsonlRecordWriter<> writer(options);
+  jsonl::JsonlRecordWriter<> writer(side_by_side_options(directory.path(), log));
   {
     const json::storage_ptr arena = json::make_shared_resource<WatchedArena>(destroyed);
     std::vector<json::value> records;
@@ -131,10 +132,7 @@ BOOST_AUTO_TEST_CASE(arena_records_write_what_the_same_values_in_default_storage
   std::vector<json::value> by_default;
   jsonl_test::ScratchDirectory directory;
   Log log;
-  auto options = test_options(directory.path(), log);
-  options.batch_size = 16;
-  options.queue_size = 4096;
-  jsonl::JsonlRecordWriter<jsonl::ArenaRecord> writer(options,
+  jsonl::JsonlRecordWriter<jsonl::ArenaRecord> writer(side_by_side_options(directory.path(), log),
                                                       std::make_shared<jsonl::ArenaRecordFormat<jsonl::JsonLineFormat>>());
   for (int i = 0; i < 2000; ++i) {
     by_default.push_back(record_in({}, i));
