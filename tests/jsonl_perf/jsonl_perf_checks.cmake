@@ -1,6 +1,7 @@
 # Checks of the jsonl-perf executable, one per CHECK:
-#   -D CHECK=replay|loadgen|rotation_and_metrics|request_trace|summary|usage -D TOOL=... -D DATA=tests/jsonl_perf
+#   -D CHECK=replay|loadgen|rotation_and_metrics|request_trace|duckdb|summary|usage -D TOOL=... -D DATA=tests/jsonl_perf
 #   -D SCRATCH=... -D PYTHON=the system's python3 (with prometheus_client)
+#   -D NODE=node -D DUCKDB_CHECK=tools/duckdb/compare.mjs
 function(run_tool)
   cmake_parse_arguments(RUN "" "EXPECT" "ARGS" ${ARGN})
   execute_process(COMMAND "${TOOL}" ${RUN_ARGS} RESULT_VARIABLE result
@@ -112,6 +113,23 @@ elseif(CHECK STREQUAL "request_trace")
   if(NOT count EQUAL written OR count LESS 100)
     message(FATAL_ERROR "${count} lines, the summary says ${written}")
   endif()
+
+elseif(CHECK STREQUAL "duckdb")
+  # Several processes of three server kinds write one directory; DuckDB's counts and
+  # nearest-rank percentiles of every metric, from one SQL query over it, equal summary's.
+  foreach(run IN ITEMS "server;1;0.0" "server;2;0.5" "ctx;3;0.0" "gen;4;1.0")
+    list(GET run 0 kind)
+    list(GET run 1 seed)
+    list(GET run 2 disagg)
+    run_tool(EXPECT 0 ARGS loadgen --duration 1 --rate 1500 --kind ${kind} --seed ${seed}
+             --disagg-fraction ${disagg} --output-dir "${SCRATCH}")
+  endforeach()
+  execute_process(COMMAND "${NODE}" "${DUCKDB_CHECK}" "${TOOL}" "${SCRATCH}"
+                  RESULT_VARIABLE result OUTPUT_VARIABLE checked ERROR_VARIABLE problem)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "summary and DuckDB disagree:\n${problem}${checked}")
+  endif()
+  message(STATUS "${checked}")
 
 elseif(CHECK STREQUAL "summary")
   # Ten records over two files, queue times k/1024 s (k = 1..10), TTFT twice that, E2E
