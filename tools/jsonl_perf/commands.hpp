@@ -34,6 +34,7 @@ struct SummaryOptions {
   std::vector<std::filesystem::path> paths;  // files, or directories of perf_metrics-*.jsonl
   bool json = false;
   std::optional<std::filesystem::path> html;
+  unsigned threads = 0;  // 0: one a core
 };
 
 int run_loadgen(const LoadgenOptions& options, std::ostream& out, std::ostream& err);

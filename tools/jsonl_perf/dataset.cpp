@@ -4,11 +4,17 @@
 #include <boost/json.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cmath>
-#include <fstream>
+#include <cstring>
+#include <exception>
+#include <fcntl.h>
+#include <mutex>
 #include <ostream>
-#include <sstream>
 #include <stdexcept>
+#include <thread>
+#include <unistd.h>
 #include <tuple>
 #include <vector>
 
@@ -49,7 +55,7 @@ std::string kind_of(const std::filesystem::path& file) {
   return name.substr(0, name.find('-'));
 }
 
-void add_record(Dataset& dataset, std::map<std::tuple<std::string, std::string>, Group>& groups,
+void add_record(std::vector<double>& arrival_times, std::map<std::tuple<std::string, std::string>, Group>& groups,
                 const std::string& kind, const json::value& record) {
   const json::value* status_value = find(record, {"status"});
   const std::string status = status_value && status_value->is_string()
@@ -95,54 +101,141 @@ void add_record(Dataset& dataset, std::map<std::tuple<std::string, std::string>,
   if (number(disagg ? find(record, {"disagg_server_arrival_time"})
                     : find(record, {"perf_metrics", "timing_metrics", "arrival_time"}),
              arrival)) {
-    dataset.arrival_times.push_back(arrival);
+    arrival_times.push_back(arrival);
   }
 }
 
-void load_file(const std::filesystem::path& file, Dataset& dataset,
-               std::map<std::tuple<std::string, std::string>, Group>& groups, std::ostream& err) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + file.string());
-  std::stringstream content;
-  content << in.rdbuf();
-  const std::string text = content.str();
-  ++dataset.files;
+using GroupKey = std::tuple<std::string, std::string>;
+
+// A stretch of one file that holds whole lines: the unit two threads share out. The
+// last piece of a file ends at the file's end, a torn last line included.
+struct Piece {
+  std::size_t file;
+  std::uint64_t begin;
+  std::uint64_t end;
+  bool last;
+};
+
+// What one piece holds, merged with the others' in file order.
+struct PieceResult {
+  std::map<GroupKey, Group> groups;
+  std::vector<double> arrival_times;
+  std::uint64_t lines = 0;
+  std::uint64_t bad_lines = 0;
+  std::uint64_t torn_lines = 0;
+  // A skipped line: its number within the piece (from 1) and what to say of it.
+  std::vector<std::pair<std::uint64_t, std::string>> notes;
+};
+
+constexpr std::uint64_t piece_bytes = std::uint64_t{32} << 20;
+constexpr std::size_t chunk_bytes = std::size_t{1} << 20;
+
+class FileReader {
+ public:
+  explicit FileReader(const std::filesystem::path& file) : fd_(::open(file.c_str(), O_RDONLY | O_CLOEXEC)) {
+    if (fd_ < 0) throw std::runtime_error("cannot read " + file.string());
+  }
+  FileReader(const FileReader&) = delete;
+  FileReader& operator=(const FileReader&) = delete;
+  ~FileReader() { ::close(fd_); }
+
+  // Reads up to `size` bytes at `offset` into `out`; returns how many.
+  std::size_t read(std::uint64_t offset, char* out, std::size_t size) const {
+    std::size_t done = 0;
+    while (done < size) {
+      const ssize_t got = ::pread(fd_, out + done, size - done, static_cast<off_t>(offset + done));
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) throw std::runtime_error(std::string("read error: ") + std::strerror(errno));
+      if (got == 0) break;
+      done += static_cast<std::size_t>(got);
+    }
+    return done;
+  }
+
+ private:
+  int fd_;
+};
+
+// The offset just after the first '\n' at or after `from`, or `size` when none follows.
+std::uint64_t next_line_start(const FileReader& reader, std::uint64_t from, std::uint64_t size) {
+  char buffer[4096];
+  while (from < size) {
+    const std::size_t got = reader.read(from, buffer, sizeof buffer);
+    if (got == 0) break;
+    if (const void* newline = std::memchr(buffer, '\n', got)) {
+      return from + static_cast<std::uint64_t>(static_cast<const char*>(newline) - buffer) + 1;
+    }
+    from += got;
+  }
+  return size;
+}
+
+std::vector<Piece> pieces_of(const std::vector<std::filesystem::path>& files) {
+  std::vector<Piece> pieces;
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    const FileReader reader(files[f]);
+    const std::uint64_t size = std::filesystem::file_size(files[f]);
+    std::uint64_t begin = 0;
+    do {
+      const std::uint64_t end = size - begin <= piece_bytes ? size : next_line_start(reader, begin + piece_bytes, size);
+      pieces.push_back({f, begin, end, end == size});
+      begin = end;
+    } while (begin < size);
+  }
+  return pieces;
+}
+
+// Reads a piece a chunk at a time, line by line: memory is the chunk and the samples.
+void load_piece(const Piece& piece, const std::filesystem::path& file, PieceResult& result) {
+  const FileReader reader(file);
   const std::string kind = kind_of(file);
   const boost::json::parse_options python_like = python_json_loads();
   // Each line is parsed into an arena of its own whose first block is this buffer, reused
   // line after line: a record is read and gone. (A fresh arena a line, not one arena
   // released between lines: Boost 1.83's release() keeps doubling the next block's size.)
   std::vector<unsigned char> first_block(1 << 16);
-
-  std::size_t line_number = 0;
-  for (std::size_t begin = 0; begin < text.size();) {
-    const std::size_t newline = text.find('\n', begin);
-    const bool torn = newline == std::string::npos;
-    const std::string_view line(text.data() + begin, (torn ? text.size() : newline) - begin);
-    begin = torn ? text.size() : newline + 1;
-    ++line_number;
-    ++dataset.lines;
+  std::vector<char> chunk(chunk_bytes);
+  std::string carry;  // a line begun in an earlier chunk
+  const auto take_line = [&](std::string_view line, bool torn) {
+    ++result.lines;
     boost::system::error_code error;
     json::monotonic_resource arena(first_block.data(), first_block.size());
     const json::value record = json::parse(line, error, boost::json::storage_ptr(&arena), python_like);
     if (!error && record.is_object() && !torn) {
-      add_record(dataset, groups, kind, record);
-      continue;
+      add_record(result.arrival_times, result.groups, kind, record);
+      return;
     }
     if (torn) {
-      ++dataset.torn_lines;
-      err << file.string() << ":" << line_number << ": torn last line (no newline), skipped\n";
+      ++result.torn_lines;
+      result.notes.emplace_back(result.lines, "torn last line (no newline), skipped");
     } else {
-      ++dataset.bad_lines;
-      err << file.string() << ":" << line_number << ": "
-          << (error ? "not JSON: " + error.message() : std::string("not a JSON object")) << ", skipped\n";
+      ++result.bad_lines;
+      result.notes.emplace_back(result.lines, (error ? "not JSON: " + error.message() : std::string("not a JSON object")) +
+                                                  ", skipped");
     }
+  };
+  for (std::uint64_t offset = piece.begin; offset < piece.end;) {
+    const std::size_t got = reader.read(offset, chunk.data(), std::min<std::uint64_t>(chunk.size(), piece.end - offset));
+    if (got == 0) break;
+    offset += got;
+    std::string_view rest(chunk.data(), got);
+    for (std::size_t newline; (newline = rest.find('\n')) != std::string_view::npos; rest.remove_prefix(newline + 1)) {
+      if (carry.empty()) {
+        take_line(rest.substr(0, newline), false);
+      } else {
+        carry.append(rest.substr(0, newline));
+        take_line(carry, false);
+        carry.clear();
+      }
+    }
+    carry.append(rest);
   }
+  if (!carry.empty()) take_line(carry, true);
 }
 
 }  // namespace
 
-Dataset load_dataset(const std::vector<std::filesystem::path>& paths, std::ostream& err) {
+Dataset load_dataset(const std::vector<std::filesystem::path>& paths, std::ostream& err, unsigned threads) {
   std::vector<std::filesystem::path> files;
   for (const auto& path : paths) {
     if (std::filesystem::is_directory(path)) {
@@ -159,9 +252,60 @@ Dataset load_dataset(const std::vector<std::filesystem::path>& paths, std::ostre
       throw std::runtime_error("no such file or directory: " + path.string());
     }
   }
+
+  // Pieces are shared out to the cores; merged in file order and sorted, the result is
+  // the one reading them one after another gives.
+  const std::vector<Piece> pieces = pieces_of(files);
+  std::vector<PieceResult> results(pieces.size());
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr failure;
+  std::mutex failure_mutex;
+  {
+    std::vector<std::jthread> workers;
+    if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+    for (unsigned t = 0; t < std::min<std::size_t>(threads, pieces.size()); ++t) {
+      workers.emplace_back([&] {
+        for (std::size_t i; (i = next.fetch_add(1)) < pieces.size();) {
+          try {
+            load_piece(pieces[i], files[pieces[i].file], results[i]);
+          } catch (...) {
+            const std::lock_guard lock(failure_mutex);
+            if (!failure) failure = std::current_exception();
+          }
+        }
+      });
+    }
+  }
+  if (failure) std::rethrow_exception(failure);
+
   Dataset dataset;
-  std::map<std::tuple<std::string, std::string>, Group> groups;
-  for (const auto& file : files) load_file(file, dataset, groups, err);
+  dataset.files = files.size();
+  std::map<GroupKey, Group> groups;
+  std::uint64_t line_in_file = 0;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    PieceResult& result = results[i];
+    for (const auto& [line, note] : result.notes) {
+      err << files[pieces[i].file].string() << ":" << line_in_file + line << ": " << note << '\n';
+    }
+    line_in_file = pieces[i].last ? 0 : line_in_file + result.lines;
+    dataset.lines += result.lines;
+    dataset.bad_lines += result.bad_lines;
+    dataset.torn_lines += result.torn_lines;
+    dataset.arrival_times.insert(dataset.arrival_times.end(), result.arrival_times.begin(), result.arrival_times.end());
+    for (auto& [key, part] : result.groups) {
+      Group& group = groups[key];
+      group.kind = part.kind;
+      group.status = part.status;
+      group.records += part.records;
+      group.reused_blocks += part.reused_blocks;
+      group.allocated_blocks += part.allocated_blocks;
+      for (auto& [metric, values] : part.samples) {
+        std::vector<double>& all = group.samples[metric];
+        all.insert(all.end(), values.begin(), values.end());
+      }
+    }
+    result = PieceResult();
+  }
   for (auto& [key, group] : groups) {
     for (auto& [metric, values] : group.samples) std::sort(values.begin(), values.end());
     dataset.groups.push_back(std::move(group));

@@ -76,6 +76,8 @@ int main(int argc, char** argv) {
   summary_command->add_option("paths", summary.paths, "files, or directories of perf_metrics-*.jsonl")->required();
   summary_command->add_flag("--json", summary.json, "print the figures as JSON");
   summary_command->add_option("--html", html, "also write a self-contained HTML report with SVG charts");
+  summary_command->add_option("--threads", summary.threads, "threads reading the files (0: one a core)")
+      ->check(CLI::Range(0u, 64u))->capture_default_str();
 
   try {
     app.parse(argc, argv);
