@@ -6,25 +6,31 @@
 import { DuckDBInstance } from "@duckdb/node-api";
 import { pathToFileURL } from "node:url";
 
-// A metric: (end - start) * 1000 of the worker record's fields, or the disaggregated
-// record's (null where the record has no such metric), as summary defines it.
-const metrics = {
-  queue_ms: ["perf_metrics.timing_metrics", "ctx_perf_metrics.perf_metrics.timing_metrics", "first_scheduled_time", "arrival_time"],
-  ttft_ms: ["perf_metrics.timing_metrics", "ctx_perf_metrics.perf_metrics.timing_metrics", "first_token_time", "arrival_time"],
-  e2e_ms: ["perf_metrics.timing_metrics", "gen_perf_metrics.perf_metrics.timing_metrics", "last_token_time", "arrival_time"],
-  frontend_ttft_ms: [null, "", "disagg_server_first_token_time", "disagg_server_arrival_time"],
-  ctx_dispatch_ms: [null, "", "disagg_ctx_dispatch_time", "disagg_server_arrival_time"],
+// The fields the figures take, typed: DuckDB reads only these of each line.
+const timing = "STRUCT(arrival_time DOUBLE, first_scheduled_time DOUBLE, first_token_time DOUBLE, last_token_time DOUBLE)";
+const columns = {
+  status: "VARCHAR",
+  ctx_server: "VARCHAR",
+  perf_metrics: `STRUCT(timing_metrics ${timing})`,
+  ctx_perf_metrics: `STRUCT(perf_metrics STRUCT(timing_metrics ${timing}))`,
+  gen_perf_metrics: `STRUCT(perf_metrics STRUCT(timing_metrics ${timing}))`,
+  disagg_server_arrival_time: "DOUBLE",
+  disagg_ctx_dispatch_time: "DOUBLE",
+  disagg_server_first_token_time: "DOUBLE",
 };
 
-function field(prefix, name) {
-  return `(json->>'$.${prefix ? prefix + "." : ""}${name}')::DOUBLE`;
-}
-
-function metricSql(name, [worker, disagg, end, start]) {
-  const disaggValue = `(${field(disagg, end)} - ${field(disagg, start)}) * 1000`;
-  const workerValue = worker === null ? "NULL" : `(${field(worker, end)} - ${field(worker, start)}) * 1000`;
-  return `SELECT kind, status, '${name}' AS metric, CASE WHEN disagg THEN ${disaggValue} ELSE ${workerValue} END AS value FROM records`;
-}
+// Each metric as summary defines it: (end - start) * 1000, from the worker record's
+// timing or the disaggregated record's.
+const worker = "perf_metrics.timing_metrics";
+const ctx = "ctx_perf_metrics.perf_metrics.timing_metrics";
+const gen = "gen_perf_metrics.perf_metrics.timing_metrics";
+const metrics = {
+  queue_ms: [`${worker}.first_scheduled_time - ${worker}.arrival_time`, `${ctx}.first_scheduled_time - ${ctx}.arrival_time`],
+  ttft_ms: [`${worker}.first_token_time - ${worker}.arrival_time`, `${ctx}.first_token_time - ${ctx}.arrival_time`],
+  e2e_ms: [`${worker}.last_token_time - ${worker}.arrival_time`, `${gen}.last_token_time - ${gen}.arrival_time`],
+  frontend_ttft_ms: ["NULL", "disagg_server_first_token_time - disagg_server_arrival_time"],
+  ctx_dispatch_ms: ["NULL", "disagg_ctx_dispatch_time - disagg_server_arrival_time"],
+};
 
 // Nearest rank as summary takes it: the ceil(p * n)-th smallest, p and the product in
 // double precision.
@@ -34,19 +40,26 @@ function rank(p) {
 
 export function query(directory) {
   const files = `${directory.replace(/'/g, "''")}/perf_metrics-*.jsonl`;
+  const types = Object.entries(columns).map(([name, type]) => `${name}: '${type}'`).join(", ");
+  const values = Object.entries(metrics)
+    .map(([name, [workerValue, disaggValue]]) =>
+      `(CASE WHEN ctx_server IS NOT NULL THEN ${disaggValue} ELSE ${workerValue} END) * 1000 AS ${name}`)
+    .join(",\n             ");
   return `
-    WITH records AS (
+    WITH records AS MATERIALIZED (
       SELECT regexp_extract(filename, 'perf_metrics-([^-/]+)-[^/]*$', 1) AS kind,
-             coalesce(json->>'$.status', '(none)') AS status,
-             json_exists(json, '$.ctx_server') AS disagg,
-             json
-      FROM read_json_objects('${files}', format = 'newline_delimited', filename = true)
+             coalesce(status, '(none)') AS status,
+             ${values}
+      FROM read_json('${files}', format = 'newline_delimited', filename = true, ignore_errors = true,
+                     columns = {${types}})
     ),
-    samples AS (${Object.entries(metrics).map(([name, spec]) => metricSql(name, spec)).join(" UNION ALL ")}),
+    samples AS (
+      UNPIVOT records ON ${Object.keys(metrics).join(", ")} INTO NAME metric VALUE value
+    ),
     figures AS (
       SELECT kind, status, metric, count(value) AS count, ${rank(0.5)} AS p50, ${rank(0.9)} AS p90,
              ${rank(0.99)} AS p99, max(value) AS max
-      FROM samples WHERE value IS NOT NULL GROUP BY kind, status, metric
+      FROM samples GROUP BY kind, status, metric
     )
     SELECT r.kind, r.status, r.records, f.metric, f.count, f.p50, f.p90, f.p99, f.max
     FROM (SELECT kind, status, count(*) AS records FROM records GROUP BY kind, status) r
