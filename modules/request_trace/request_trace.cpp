@@ -110,11 +110,25 @@ std::string sanitize_session_key(std::string_view value) {
   return key;
 }
 
+bool is_credential_header(std::string_view name) {
+  std::string lowered(name);
+  for (char& c : lowered) c = (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+  for (const std::string_view exact : {"authorization", "proxy-authorization", "cookie", "set-cookie"}) {
+    if (lowered == exact) return true;
+  }
+  for (const std::string_view part : {"api-key", "api_key", "apikey", "token", "secret", "password"}) {
+    if (lowered.find(part) != std::string::npos) return true;
+  }
+  return false;
+}
+
 boost::json::value headers_json(std::span<const std::pair<std::string, std::string>> headers,
                                 boost::json::storage_ptr storage) {
   boost::json::array pairs(storage);
   pairs.reserve(headers.size());
-  for (const auto& [name, value] : headers) pairs.push_back(boost::json::array({name, value}, storage));
+  for (const auto& [name, value] : headers) {
+    pairs.push_back(boost::json::array({name, is_credential_header(name) ? std::string_view("[redacted]") : value}, storage));
+  }
   return pairs;
 }
 

@@ -229,7 +229,14 @@ std::string make_trace_id();
 // starting with '.', becomes "_no_session".
 std::string sanitize_session_key(std::string_view value);
 
-// Headers as ordered [name, value] pairs, repeats kept: [["a","1"],["a","2"]].
+// Whether a header's value is a credential: its name, compared without regard to case,
+// is authorization, proxy-authorization, cookie or set-cookie, or contains api-key,
+// api_key, apikey, token, secret or password.
+bool is_credential_header(std::string_view name);
+
+// Headers as ordered [name, value] pairs, repeats kept: [["a","1"],["a","2"]]. A
+// credential header keeps its name (it shows one was sent) and its value becomes
+// "[redacted]": a trace is never where a credential leaks.
 boost::json::value headers_json(std::span<const std::pair<std::string, std::string>> headers,
                                 boost::json::storage_ptr storage = {});
 

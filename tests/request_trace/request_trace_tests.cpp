@@ -373,4 +373,19 @@ BOOST_AUTO_TEST_CASE(headers_are_kept_as_ordered_pairs_repeats_included) {
              R"([["x-forwarded-for","10.0.0.1"],["content-type","application/json"],["x-forwarded-for","10.0.0.2"]])");
 }
 
+BOOST_AUTO_TEST_CASE(credential_headers_keep_their_names_and_lose_their_values) {
+  const std::vector<std::pair<std::string, bool>> table{
+      {"Authorization", true},     {"proxy-authorization", true}, {"Cookie", true},
+      {"SET-COOKIE", true},        {"x-api-key", true},           {"Api_Key", true},
+      {"x-apikey", true},          {"x-auth-token", true},        {"x-amz-security-token", true},
+      {"x-client-secret", true},   {"db-password", true},         {"content-type", false},
+      {"x-forwarded-for", false},  {"authorization-hint", false}, {"cookies-enabled", false},
+      {"user-agent", false}};
+  for (const auto& [name, credential] : table) BOOST_TEST(jsonl::is_credential_header(name) == credential, name);
+  const std::vector<std::pair<std::string, std::string>> headers{
+      {"Authorization", "Bearer sk-live-123"}, {"x-api-key", "abc"}, {"accept", "text/event-stream"}};
+  BOOST_TEST(jsonl::to_json_text(jsonl::headers_json(headers)) ==
+             R"([["Authorization","[redacted]"],["x-api-key","[redacted]"],["accept","text/event-stream"]])");
+}
+
 BOOST_AUTO_TEST_SUITE_END()
