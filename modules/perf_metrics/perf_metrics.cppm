@@ -2,8 +2,9 @@
 //
 // A serving app builds one raw record per completed request (worker records with a
 // "server" phase; disaggregated ones with "disagg" plus "ctx"/"gen" phases), as a JSON
-// value or as a typed perf::PerfMetricsRecord, and submits it. Each record is shaped into the published schema on the drain thread, then written
-// with Python's json.dumps bytes, so files match the reference server's byte for byte.
+// value or as a typed perf::PerfMetricsRecord, and submits it. Each record is shaped
+// into the published schema on the drain thread, then written with Python's json.dumps
+// bytes, so files match the reference server's byte for byte.
 module;
 
 #include <boost/json/value.hpp>

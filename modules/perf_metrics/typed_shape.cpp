@@ -51,9 +51,9 @@ void timing_metrics(JsonTextStream& out, const std::optional<TimingMetrics>& tim
     const bool transfer = timing->kv_cache_size != 0;
     for_each_member(*timing, [&](std::string_view name, const auto& field) {
       if (leaves_key_out(field)) return;
-      if (!transfer && (name == "kv_cache_size" || name == "kv_cache_transfer_start" || name == "kv_cache_transfer_end")) {
-        return;
-      }
+      const bool transfer_key =
+          name == "kv_cache_size" || name == "kv_cache_transfer_start" || name == "kv_cache_transfer_end";
+      if (!transfer && transfer_key) return;
       out.key(name);
       write_json(out, field);
     });

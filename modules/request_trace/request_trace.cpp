@@ -127,7 +127,8 @@ boost::json::value headers_json(std::span<const std::pair<std::string, std::stri
   boost::json::array pairs(storage);
   pairs.reserve(headers.size());
   for (const auto& [name, value] : headers) {
-    pairs.push_back(boost::json::array({name, is_credential_header(name) ? std::string_view("[redacted]") : value}, storage));
+    const std::string_view shown = is_credential_header(name) ? std::string_view("[redacted]") : value;
+    pairs.push_back(boost::json::array({name, shown}, storage));
   }
   return pairs;
 }

@@ -46,9 +46,10 @@ export namespace jsonl {
 //   close()      stops accepting, then waits up to the shutdown timeout for every record
 //                accepted before it to be written. If the drain outlives the timeout (a
 //                write that never returns), logs WARNING "Timed out flushing <subject>
-//                JSONL; dropping remaining records" (or as worded), cancels the drain, counts what it
-//                held as abandoned, and returns; an append already in progress may finish
-//                later on its own thread. Idempotent; the destructor calls it.
+//                JSONL; dropping remaining records" (or as worded), cancels the drain,
+//                counts what it held as abandoned, and returns; an append already in
+//                progress may finish later on its own thread. Idempotent; the destructor
+//                calls it.
 //   flush(t)     while running: waits until every record accepted before the call is
 //                written or dropped, or for at most t, and says which.
 //
