@@ -284,10 +284,9 @@ void WriterEngine::count_written(const FileAppend& append, const AppendResult& r
     log(LogLevel::warning, "Recreated the missing " + options_.subject + " JSONL directory '" +
                                append.file.parent_path().string() + "'");
   }
-  if (failing_) {
+  if (lost_in_run_ != 0) {
     log(LogLevel::warning, "Resumed writing " + options_.subject + " JSONL after " + std::to_string(lost_in_run_) +
                                " records were lost");
-    failing_ = false;
     run_warned_ = false;
     lost_in_run_ = 0;
   }
@@ -304,15 +303,10 @@ void WriterEngine::count_serialized(std::size_t records, bool side_by_side) noex
   (side_by_side ? serialized_side_by_side_ : serialized_alone_).fetch_add(records, std::memory_order_relaxed);
 }
 
-void WriterEngine::count_lost_in_run(std::size_t records) noexcept {
-  failing_ = true;
-  lost_in_run_ += records;
-}
-
 void WriterEngine::count_write_error(std::size_t records, std::string_view error) {
   write_errors_.fetch_add(records, std::memory_order_relaxed);
   dropped_records_.fetch_add(records, std::memory_order_relaxed);
-  count_lost_in_run(records);
+  lost_in_run_ += records;
   if (!run_warned_) {
     run_warned_ = true;
     log(LogLevel::warning, "Failed to write " + options_.subject + " JSONL: " + std::string(error));
@@ -320,7 +314,7 @@ void WriterEngine::count_write_error(std::size_t records, std::string_view error
 }
 
 void WriterEngine::count_unexpected_write(std::size_t records, std::string_view description) {
-  count_lost_in_run(records);
+  lost_in_run_ += records;
   count_unexpected(unexpected_writes_, records, "writing " + options_.subject + " JSONL", description);
 }
 

@@ -162,12 +162,11 @@ class WriterEngine {
   std::atomic<std::uint64_t> serialized_alone_{0};
   std::atomic<std::int64_t> last_append_ns_{0};
   std::atomic<std::uint64_t> directories_recreated_{0};
-  // The current run of failed appends (write worker only): records it lost, and whether
-  // its filesystem refusal was warned of.
+  // The current run of failed appends (write worker only): the records it lost (none:
+  // no run; an append that fails holds at least one), and whether its filesystem
+  // refusal was warned of.
   std::uint64_t lost_in_run_ = 0;
-  bool failing_ = false;
   bool run_warned_ = false;
-  void count_lost_in_run(std::size_t records) noexcept;
 
   OutputFile output_;
 
