@@ -69,7 +69,9 @@ std::string kind_of(const std::filesystem::path& file) {
   return name.substr(0, name.find('-'));
 }
 
-void add_record(std::vector<double>& arrival_times, std::map<std::tuple<std::string, std::string>, Group>& groups,
+using GroupKey = std::tuple<std::string, std::string>;  // (server kind, status)
+
+void add_record(std::vector<double>& arrival_times, std::map<GroupKey, Group>& groups,
                 const std::string& kind, Element record) {
   const std::optional<Element> status_value = find(record, {"status"});
   const std::string status = status_value && status_value->is_string() ? std::string(std::string_view(*status_value))
@@ -118,8 +120,6 @@ void add_record(std::vector<double>& arrival_times, std::map<std::tuple<std::str
     arrival_times.push_back(arrival);
   }
 }
-
-using GroupKey = std::tuple<std::string, std::string>;
 
 // A stretch of one file that holds whole lines: the unit two threads share out. The
 // last piece of a file ends at the file's end, a torn last line included.
