@@ -76,6 +76,7 @@ WriterOptions request_trace_options(std::optional<std::filesystem::path> output_
           .batch_size = request_trace_batch_size,
           .shutdown_timeout = request_trace_shutdown_timeout,
           .log_sink = std::move(log_sink),
+          .durability = {.enabled = true},
           .wording = {.disabled = "request trace", .flushed = "request traces"}};
 }
 

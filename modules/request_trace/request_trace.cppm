@@ -14,6 +14,9 @@
 // text as UTF-8. Two deliberate differences from the reference: NaN and infinity make a
 // record malformed (every line is strict JSON), and invalid UTF-8 costs one U+FFFD per
 // bad sequence and counts the record as sanitized.
+//
+// Durable by default (request_trace_options): "<dir>/_writer/<generation>.json" holds
+// each writer lifetime's books, which `jsonl-perf verify <dir>` reconciles.
 module;
 
 #include <boost/json/value.hpp>
@@ -159,10 +162,7 @@ class TraceLayout : public BatchLayout<TraceRecord<Payload>> {
     return appends;
   }
 
-  AppendResult append(const FileAppend& append) const override {
-    directories_->ensure(append.file.parent_path());
-    return BatchLayout<TraceRecord<Payload>>::append(append);
-  }
+  void prepare(const FileAppend& append) const override { directories_->ensure(append.file.parent_path()); }
 
  private:
   std::filesystem::path directory_;
@@ -171,7 +171,9 @@ class TraceLayout : public BatchLayout<TraceRecord<Payload>> {
 };
 
 // The options of a request-trace writer: subject "request trace", the constants above,
-// and the reference's wording of its log lines.
+// the reference's wording of its log lines, and durability on, as the reference's later
+// revisions have it: a trace line counts once fsync()ed, and the writer's books are
+// published in "<dir>/_writer/" (see WriterOptions::durability).
 WriterOptions request_trace_options(std::optional<std::filesystem::path> output_dir, LogSink log_sink = log_to_stderr);
 
 // "-<pid>": the reference's file suffix, which keeps processes sharing a directory apart.

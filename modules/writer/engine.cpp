@@ -25,9 +25,6 @@ import :engine;
 namespace jsonl::detail {
 namespace {
 
-// Rate limit shared by every counted log message: the first, then every 1000th.
-bool at_log_point(std::uint64_t count) noexcept { return count == 1 || count % 1000 == 0; }
-
 std::string demangle(const char* name) {
   int status = 0;
   std::unique_ptr<char, void (*)(void*)> readable(abi::__cxa_demangle(name, nullptr, nullptr, &status),
@@ -55,6 +52,10 @@ void validate(const WriterOptions& options) {
   }
   if (options.max_files && *options.max_files == 0) throw std::invalid_argument("max files must be at least 1");
   if (!options.clock) throw std::invalid_argument("a clock is required");
+  if (options.durability.publish_interval.count() <= 0) {
+    throw std::invalid_argument("publish interval must be positive");
+  }
+  if (!options.durability.calls) throw std::invalid_argument("durability needs its file calls");
 }
 
 }  // namespace
@@ -73,6 +74,7 @@ std::string describe_current_exception() {
 
 WriterEngine::WriterEngine(WriterOptions options) : options_(std::move(options)), output_(options_) {
   validate(options_);
+  if (options_.durability.enabled && options_.output_dir) books_.emplace(options_);
   state_.store(options_.output_dir ? accepting_bit : 0, std::memory_order_relaxed);
 }
 
@@ -276,13 +278,13 @@ void WriterEngine::count_abandoned(std::size_t records) noexcept {
   abandoned_.fetch_add(records, std::memory_order_relaxed);
 }
 
-void WriterEngine::count_written(const FileAppend& append, const AppendResult& result, bool to_writer_file) {
-  const std::size_t records = append.records;
+void WriterEngine::count_written(const std::filesystem::path& file, std::size_t records, const AppendResult& result,
+                                 bool to_writer_file) {
   if (to_writer_file) output_.appended(result.file_size, result.bytes);
   if (result.recreated_directory) {
     directories_recreated_.fetch_add(1, std::memory_order_relaxed);
     log(LogLevel::warning, "Recreated the missing " + options_.subject + " JSONL directory '" +
-                               append.file.parent_path().string() + "'");
+                               file.parent_path().string() + "'");
   }
   if (lost_in_run_ != 0) {
     log(LogLevel::warning, "Resumed writing " + options_.subject + " JSONL after " + std::to_string(lost_in_run_) +
@@ -354,6 +356,11 @@ WriterStats WriterEngine::stats() const noexcept {
   stats.serialized_alone = load(serialized_alone_);
   stats.files_started = output_.files_started();
   stats.directories_recreated = load(directories_recreated_);
+  stats.unknown = load(unknown_);
+  if (books_) {
+    stats.publications = books_->publications();
+    stats.publication_errors = books_->publication_errors();
+  }
   stats.queue_depth = depth();
   stats.waiting_for_room = load(waiting_);
   stats.submitted = stats.ignored + stats.dropped_queue_full + load(taken_) + stats.queue_depth;

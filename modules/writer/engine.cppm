@@ -25,6 +25,8 @@ import :options;
 import :stats;
 import :layout;
 import :output_file;
+import :durable_commit;
+import :books;
 
 export namespace jsonl::detail {
 
@@ -36,7 +38,10 @@ struct DrainCancelled {};
 // "<type>: <what>" for an exception in flight (inside a catch block).
 std::string describe_current_exception();
 
-class WriterEngine {
+// Rate limit shared by every counted log message: the first, then every 1000th.
+constexpr bool at_log_point(std::uint64_t count) noexcept { return count == 1 || count % 1000 == 0; }
+
+class WriterEngine : public std::enable_shared_from_this<WriterEngine> {
  public:
   // Throws std::invalid_argument for an unusable stem, queue size or batch size.
   explicit WriterEngine(WriterOptions options);
@@ -105,11 +110,28 @@ class WriterEngine {
   // continues a run of failures: the first filesystem refusal of a run is warned of,
   // and the first append written after a run says how many records the run lost.
   // `to_writer_file`: the append went to the writer's own file (rotation counts it).
-  void count_written(const FileAppend& append, const AppendResult& result, bool to_writer_file);
+  void count_written(const std::filesystem::path& file, std::size_t records, const AppendResult& result,
+                     bool to_writer_file);
   // Records the drain serialized, in a round side by side or alone.
   void count_serialized(std::size_t records, bool side_by_side) noexcept;
   void count_write_error(std::size_t records, std::string_view error);
   void count_unexpected_write(std::size_t records, std::string_view description);
+
+  // Durability (WriterOptions::durability); without it, none of the rest is called.
+  bool durable() const noexcept { return books_.has_value(); }
+  std::optional<std::filesystem::path> books_file() const;
+  // Write worker: books a commit's outcomes, in the order performed: the counts, the
+  // file books, and a run of failures as count_written says. `to_writer_file[i]` as
+  // count_written's, for outcome i. Returns whether an append failed.
+  bool book_commit(const std::vector<CommitOutcome>& outcomes, const std::vector<bool>& to_writer_file);
+  // Records close gave up on while the append holding them was in progress.
+  void count_unknown(std::size_t records) noexcept;
+  // Publishes the books if due (WriterBooks::publish_if_due), logging a failure
+  // (WARNING, rate-limited). Any thread.
+  void publish_books(bool urgent);
+  // The closed document, published on a thread of its own within `timeout` (WARNING
+  // otherwise, the thread left to finish): close's last step.
+  void publish_closed_books(std::chrono::milliseconds timeout);
 
   std::uint64_t dropped_records() const noexcept;
   WriterStats stats() const noexcept;
@@ -146,6 +168,7 @@ class WriterEngine {
   };
   void count_unexpected(UnexpectedErrors& stage, std::size_t records, const std::string& doing,
                         std::string_view description);
+  BookCounts book_counts() const noexcept;
 
   UnexpectedErrors serialize_errors_;
   UnexpectedErrors unexpected_writes_;
@@ -162,6 +185,7 @@ class WriterEngine {
   std::atomic<std::uint64_t> serialized_alone_{0};
   std::atomic<std::int64_t> last_append_ns_{0};
   std::atomic<std::uint64_t> directories_recreated_{0};
+  std::atomic<std::uint64_t> unknown_{0};
   // The current run of failed appends (write worker only): the records it lost (none:
   // no run; an append that fails holds at least one), and whether its filesystem
   // refusal was warned of.
@@ -169,6 +193,10 @@ class WriterEngine {
   bool run_warned_ = false;
 
   OutputFile output_;
+  std::optional<WriterBooks> books_;  // with durability and an output directory
+  // Held while a commit is booked and while a document is made and published: the
+  // document's counts then agree with its file books.
+  std::mutex books_mutex_;
 
   // Flush: taken_ and the depth read as one (took() changes both), and the progress mark.
   mutable std::mutex took_mutex_;
@@ -190,7 +218,9 @@ struct WriteJob {
 
 // The thread that performs appends, one job at a time, so that the drain can serialize
 // the next batch meanwhile and `close` can walk away from an append that never returns.
-// Its state is shared with the thread, so an abandoned append touches nothing freed.
+// With durability it takes every job waiting as one commit (group commit): while a
+// commit runs it accepts further jobs up to the queue size in records. Its state is
+// shared with the thread, so an abandoned append touches nothing freed.
 class WriteWorker {
  public:
   explicit WriteWorker(std::shared_ptr<WriterEngine> engine);
@@ -199,8 +229,10 @@ class WriteWorker {
   ~WriteWorker();
 
   void start();
-  // Waits until the worker is idle, then gives it `job`. If cancel() comes first, counts
-  // `job` and whatever the worker still holds as abandoned and throws DrainCancelled.
+  // Waits until the worker can take `job` (it is idle, or with durability `job` fits
+  // beside the jobs waiting), then gives it `job`. If cancel() comes first, counts `job`
+  // and whatever the worker still holds as abandoned (with durability, a commit in
+  // progress as unknown) and throws DrainCancelled.
   void hand_off(WriteJob job);
   // Waits until the worker is idle; on cancel() as hand_off.
   void wait_idle();

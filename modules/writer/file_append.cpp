@@ -1,10 +1,12 @@
 module;
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <fcntl.h>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <sys/stat.h>
@@ -12,6 +14,8 @@ module;
 #include <unistd.h>
 
 module jsonl.writer;
+
+import :durable_commit;
 
 namespace jsonl {
 namespace {
@@ -64,20 +68,31 @@ int open_for_append(const std::filesystem::path& file) {
   return fd;
 }
 
+// Opens `file` for appending, creating its directory again (with its parents) and
+// retrying once when the directory is gone. Throws std::system_error.
+int open_recreating_directory(const std::filesystem::path& file, bool& recreated_directory) {
+  int fd = open_for_append(file);
+  if (fd < 0 && errno == ENOENT && file.has_parent_path()) {
+    std::error_code error;
+    recreated_directory = std::filesystem::create_directories(file.parent_path(), error);
+    if (error) throw std::system_error(error, "create directory " + file.parent_path().string());
+    fd = open_for_append(file);
+  }
+  if (fd < 0) throw_errno("open", file);
+  return fd;
+}
+
+std::string errno_message(const char* what, const std::filesystem::path& file) {
+  return std::string(what) + " " + file.string() + ": " + std::generic_category().message(errno);
+}
+
 }  // namespace
 
 AppendResult append_to_file(const std::filesystem::path& file, std::string_view bytes,
                             std::size_t lines) {
   AppendResult result;
-  int fd = open_for_append(file);
-  if (fd < 0 && errno == ENOENT && file.has_parent_path()) {
-    std::error_code error;
-    result.recreated_directory = std::filesystem::create_directories(file.parent_path(), error);
-    if (error) throw std::system_error(error, "create directory " + file.parent_path().string());
-    fd = open_for_append(file);
-  }
-  if (fd < 0) throw_errno("open", file);
-  const FileDescriptor descriptor(fd);
+  const FileDescriptor descriptor(open_recreating_directory(file, result.recreated_directory));
+  const int fd = descriptor.get();
   const std::uint64_t size = file_size(fd, file);
   if (ends_without_newline(fd, size, file)) {
     write_all(fd, "\n", file);
@@ -91,4 +106,89 @@ AppendResult append_to_file(const std::filesystem::path& file, std::string_view 
   return result;
 }
 
+namespace detail {
+
+DurableCommit::~DurableCommit() {
+  for (const OpenFile& file : files_) ::close(file.fd);
+}
+
+DurableCommit::OpenFile& DurableCommit::open(const std::filesystem::path& file, CommitOutcome& outcome) {
+  for (OpenFile& open : files_) {
+    if (open.path == file) return open;
+  }
+  const int fd = open_recreating_directory(file, outcome.recreated_directory);
+  return files_.emplace_back(OpenFile{file, fd});
+}
+
+CommitOutcome& DurableCommit::refuse(const FileAppend& append, std::string error) {
+  CommitOutcome& outcome = outcomes_.emplace_back();
+  outcome.file = append.file;
+  outcome.records = append.records;
+  outcome.bytes = append.bytes.size();
+  outcome.error = std::move(error);
+  return outcome;
+}
+
+CommitOutcome& DurableCommit::write(const FileAppend& append) {
+  CommitOutcome& outcome = outcomes_.emplace_back();
+  outcome.file = append.file;
+  outcome.records = append.records;
+  outcome.bytes = append.bytes.size();
+  OpenFile* file = nullptr;
+  try {
+    file = &open(append.file, outcome);
+    const std::uint64_t size = file_size(file->fd, append.file);
+    outcome.size_before = size;
+    if (ends_without_newline(file->fd, size, append.file)) {
+      if (calls_.write(file->fd, "\n", append.file) != 1) throw_errno("write", append.file);
+      outcome.fragment_isolated = true;
+    }
+  } catch (const std::system_error& error) {
+    outcome.error = error.what();
+    return outcome;
+  }
+  file->written = true;
+  const std::uint64_t start = *outcome.size_before + (outcome.fragment_isolated ? 1 : 0);
+  outcome.payload_offset = start;
+  for (std::string_view rest = append.bytes; !rest.empty();) {
+    const ssize_t written = calls_.write(file->fd, rest, append.file);
+    if (written > 0) {
+      rest.remove_prefix(static_cast<std::size_t>(written));
+      continue;
+    }
+    if (written < 0 && errno == EINTR) continue;
+    if (written == 0) errno = EIO;
+    outcome.error = errno_message("write", append.file);
+    // What landed is measured, not inferred from the calls: a failed write may still
+    // have put bytes in the file.
+    struct stat status {};
+    if (::fstat(file->fd, &status) == 0) {
+      const auto end = static_cast<std::uint64_t>(status.st_size);
+      const std::uint64_t landed = std::min<std::uint64_t>(end > start ? end - start : 0, append.bytes.size());
+      const std::string_view reached(append.bytes.data(), landed);
+      outcome.landed = landed;
+      outcome.touched = static_cast<std::size_t>(std::count(reached.begin(), reached.end(), '\n')) +
+                        (landed != 0 && reached.back() != '\n' ? 1 : 0);
+    } else {
+      outcome.touched = append.records;
+    }
+    break;
+  }
+  return outcome;
+}
+
+void DurableCommit::sync() {
+  for (const OpenFile& file : files_) {
+    if (!file.written || calls_.fsync(file.fd, file.path) == 0) continue;
+    const std::string error = errno_message("fsync", file.path);
+    for (CommitOutcome& outcome : outcomes_) {
+      if (outcome.file != file.path || !outcome.payload_offset || outcome.error) continue;
+      outcome.error = error;
+      outcome.landed = outcome.bytes;
+      outcome.touched = outcome.records;
+    }
+  }
+}
+
+}  // namespace detail
 }  // namespace jsonl

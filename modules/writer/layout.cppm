@@ -63,7 +63,13 @@ class FileAppender {
  public:
   virtual ~FileAppender() = default;
 
-  // Performs one append. std::system_error and its kin mean the filesystem refused it
+  // Called on the write worker before each append, in both modes: a configuration's
+  // preparation of the file (say, creating its directory once). An exception counts as
+  // the append failing, before any byte of it was written.
+  virtual void prepare(const FileAppend&) const {}
+
+  // Performs one append, without durability (with it, the writer appends to the local
+  // file itself, through WriterOptions::durability.calls). std::system_error and its kin mean the filesystem refused it
   // (counted as a write error, warned once per run of failed appends); any other exception is
   // unexpected (counted, logged at ERROR). `close` may abandon a call that outlives the
   // shutdown timeout; the object stays alive until the call returns.

@@ -5,6 +5,7 @@ module;
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,6 +13,7 @@ module;
 export module jsonl.writer:options;
 
 import :log;
+import :file_calls;
 
 export namespace jsonl {
 
@@ -57,6 +59,31 @@ struct WriterOptions {
 
   // Where warnings and errors go.
   LogSink log_sink = log_to_stderr;
+
+  // Durable accounting, off by default. Off, a record counts as written once the write
+  // holding it returned (its bytes are in the page cache). On:
+  //   - a record is persisted (`WriterStats::written`) only once the append holding it,
+  //     its newline included, was written and fsync()ed without error. Batches waiting
+  //     behind a slow fsync are written and fsync()ed together (group commit): the write
+  //     worker takes up to `queue_size` more records while an fsync runs.
+  //   - a record whose append failed after bytes may have landed (the write stopped
+  //     part way, or the fsync failed) is unknown (`WriterStats::unknown`): neither
+  //     claimed nor dropped. The rest of a failed append is dropped as a write error.
+  //   - the writer publishes its books, "<output_dir>/_writer/<generation>.json"
+  //     (schema "jsonl-writer-books/1"): its counts, and per file the byte range its
+  //     durable appends hold and the extents of failed ones. Published atomically
+  //     (temporary file, fsync, rename, directory fsync): when the worker starts; after
+  //     a commit when `publish_interval` has passed since the last attempt, when the
+  //     commit failed, or when a flush waits; when the worker is idle `publish_interval`
+  //     with unpublished changes; and at close, with "closed": true. A publication that
+  //     fails leaves the previous document whole, is counted, and is retried.
+  struct Durability {
+    bool enabled = false;
+    std::chrono::milliseconds publish_interval{5000};  // positive
+    // The system calls of appends and publications; the real ones unless a test
+    // substitutes them.
+    std::shared_ptr<const FileCalls> calls = std::make_shared<FileCalls>();
+  } durability;
 
   // How the lifecycle log lines name the output, for a configuration that keeps its
   // reference's wording; empty means "<subject> JSONL":

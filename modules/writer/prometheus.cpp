@@ -128,7 +128,10 @@ std::string prometheus_text(std::span<const WriterMetrics> writers) {
   for (const WriterMetrics& writer : writers) check_label_names(writer.labels);
   Exposition out(writers);
   out.counter("jsonl_records_submitted_total", "Records submitted to the writer.", &WriterStats::submitted);
-  out.counter("jsonl_records_written_total", "Records whose line reached a file.", &WriterStats::written);
+  out.counter("jsonl_records_written_total", "Records whose line reached a file (with durability: fsync()ed).", &WriterStats::written);
+  out.counter("jsonl_records_unknown_total",
+              "Records whose append failed after their bytes may have landed (durability only).",
+              &WriterStats::unknown);
   out.family("jsonl_records_dropped_total", "counter", "Records dropped, by reason.");
   for (const WriterMetrics& writer : writers) {
     for (const DropReason& drop : drop_reasons) {
@@ -144,6 +147,10 @@ std::string prometheus_text(std::span<const WriterMetrics> writers) {
               &WriterStats::files_started);
   out.counter("jsonl_directories_recreated_total", "Appends that found their directory gone and created it again.",
               &WriterStats::directories_recreated);
+  out.counter("jsonl_books_publications_total", "Documents of the books published (durability only).",
+              &WriterStats::publications);
+  out.counter("jsonl_books_publication_errors_total", "Publications of the books that failed (durability only).",
+              &WriterStats::publication_errors);
   out.gauge("jsonl_queue_depth", "Accepted records not yet serialized.", &WriterStats::queue_depth);
   out.gauge("jsonl_submits_waiting_for_room", "submit_wait calls blocked on a full queue.",
             &WriterStats::waiting_for_room);

@@ -48,10 +48,15 @@ export namespace jsonl {
 //                write that never returns), logs WARNING "Timed out flushing <subject>
 //                JSONL; dropping remaining records" (or as worded), cancels the drain,
 //                counts what it held as abandoned, and returns; an append already in
-//                progress may finish later on its own thread. Idempotent; the destructor
-//                calls it.
+//                progress may finish later on its own thread (with durability, its
+//                records count as unknown). With durability it then publishes the
+//                closed books, waiting up to the shutdown timeout again (WARNING "Timed
+//                out publishing the closed <subject> JSONL books" otherwise).
+//                Idempotent; the destructor calls it.
 //   flush(t)     while running: waits until every record accepted before the call is
-//                written or dropped, or for at most t, and says which.
+//                written or dropped, or for at most t, and says which. With durability,
+//                written means persisted, and the books are then published if they
+//                changed.
 //
 // start(), close(), flush() and path() may be called from any thread; submit() from any
 // number of threads at once, at any time. Record must be default-constructible and movable.
@@ -144,6 +149,7 @@ class JsonlRecordWriter {
     }
     drain_thread_.join();
     worker_.stop();
+    if (engine_->durable()) engine_->publish_closed_books(engine_->options().shutdown_timeout);
   }
 
   // Returns true once every record accepted before the call (its submit returned true)
@@ -155,7 +161,9 @@ class JsonlRecordWriter {
   // close() returns it returns true at once.
   [[nodiscard]] bool flush(std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    return engine_->await_finished(engine_->accepted(), deadline);
+    if (!engine_->await_finished(engine_->accepted(), deadline)) return false;
+    if (engine_->durable()) engine_->publish_books(true);
+    return true;
   }
 
   // Records lost to a full queue, a malformed record, an unexpected serialization error,
@@ -166,6 +174,10 @@ class JsonlRecordWriter {
   // The file being written now (rotation replaces it); empty before start() and when
   // disabled.
   std::optional<std::filesystem::path> path() const { return engine_->current_file(); }
+
+  // With durability and an output directory, where the books are published
+  // ("<output_dir>/_writer/<generation>.json"); empty otherwise.
+  std::optional<std::filesystem::path> books_file() const { return engine_->books_file(); }
 
   // A snapshot of the counters (see WriterStats). Thread-safe, lock-free, never blocks.
   WriterStats stats() const noexcept { return engine_->stats(); }

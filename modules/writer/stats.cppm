@@ -10,18 +10,25 @@ export module jsonl.writer:stats;
 export namespace jsonl {
 
 // Counters are read one by one, not under one lock: the identity
-//   submitted == written + dropped()
+//   submitted == written + unknown + dropped()
 // holds at quiescent points (no submit, append or close in progress), such as after
-// `close` returns.
+// `close` returns. With durability, the published books balance at every publication.
 struct WriterStats {
   std::uint64_t submitted = 0;  // every call to submit
-  std::uint64_t written = 0;    // records whose line reached a file
+  // Records whose line reached a file: the write holding it returned; with durability,
+  // persisted (the append holding it was written and fsync()ed without error).
+  std::uint64_t written = 0;
+  // Durability only: records whose append failed after their bytes may have landed (the
+  // write stopped part way, or the fsync failed), or that close gave up on while their
+  // append was in progress. Neither claimed nor dropped.
+  std::uint64_t unknown = 0;
 
   // Dropped, by reason.
   std::uint64_t dropped_queue_full = 0;        // refused by submit: the queue was full
   std::uint64_t dropped_malformed = 0;         // the format says it cannot be represented
   std::uint64_t dropped_serialize_error = 0;   // the format failed unexpectedly
-  std::uint64_t dropped_write_error = 0;       // in a batch the filesystem refused
+  std::uint64_t dropped_write_error = 0;       // in a batch the filesystem refused (with
+                                               // durability: none of its bytes landed)
   std::uint64_t dropped_unexpected_write = 0;  // in a batch whose write failed unexpectedly
   std::uint64_t abandoned = 0;   // accepted, then given up at close (timeout) or at disable
   std::uint64_t ignored = 0;     // refused by submit: not accepting (no directory,
@@ -41,6 +48,9 @@ struct WriterStats {
   // scales with the allocator).
   std::uint64_t serialized_side_by_side = 0;
   std::uint64_t serialized_alone = 0;
+  // Durability only: documents of the books published, and publications that failed.
+  std::uint64_t publications = 0;
+  std::uint64_t publication_errors = 0;
   std::uint64_t queue_depth = 0;  // accepted records not yet serialized: queued, or held
                                   // by the drain (the queue size bounds them all)
   std::uint64_t waiting_for_room = 0;  // submit_wait calls blocked on a full queue

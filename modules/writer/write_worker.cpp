@@ -2,6 +2,8 @@ module;
 
 #include <condition_variable>
 #include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <exception>
 #include <filesystem>
 #include <memory>
@@ -11,12 +13,23 @@ module;
 #include <system_error>
 #include <thread>
 #include <utility>
+#include <vector>
 
 module jsonl.writer;
 
 import :engine;
+import :durable_commit;
 
 namespace jsonl::detail {
+namespace {
+
+std::size_t records_of(const WriteJob& job) noexcept {
+  std::size_t records = 0;
+  for (const FileAppend& append : job.appends) records += append.records;
+  return records;
+}
+
+}  // namespace
 
 struct WriteWorker::State {
   explicit State(std::shared_ptr<WriterEngine> engine) : engine(std::move(engine)) {}
@@ -24,22 +37,33 @@ struct WriteWorker::State {
   std::shared_ptr<WriterEngine> engine;
   std::mutex mutex;
   std::condition_variable changed;
-  std::optional<WriteJob> pending;  // handed off, not yet taken by the thread
-  bool busy = false;                // the thread is performing a job
-  std::size_t unaccounted = 0;      // records of that job not yet counted
-  bool abandoned = false;           // that job was given up by close
+  std::deque<WriteJob> pending;     // handed off, not yet taken by the thread
+  std::size_t pending_records = 0;  // in `pending`
+  bool busy = false;                // the thread is performing jobs
+  std::size_t unaccounted = 0;      // records of those jobs not yet counted
+  bool abandoned = false;           // those jobs were given up by close
   bool cancelled = false;
   bool stopping = false;
 
-  bool idle() const noexcept { return !busy && !pending; }
+  bool idle() const noexcept { return !busy && pending.empty(); }
 
-  // Counts what the worker still holds, plus `extra`, as abandoned; the thread will not
-  // count the rest of its job.
+  bool can_take(std::size_t records) const noexcept {
+    return idle() || (engine->durable() && pending_records + records <= engine->options().queue_size);
+  }
+
+  // Counts what the worker still holds, plus `extra`, as abandoned, but a commit in
+  // progress as unknown: its appends may yet land. The thread will not count the rest
+  // of its jobs.
   void abandon(std::size_t extra) noexcept {
-    std::size_t records = extra + (busy && !abandoned ? unaccounted : 0);
-    if (pending) {
-      for (const FileAppend& append : pending->appends) records += append.records;
-      pending.reset();
+    std::size_t records = extra + pending_records;
+    pending.clear();
+    pending_records = 0;
+    if (busy && !abandoned) {
+      if (engine->durable()) {
+        engine->count_unknown(unaccounted);
+      } else {
+        records += unaccounted;
+      }
     }
     abandoned = busy;
     unaccounted = 0;
@@ -55,6 +79,7 @@ struct WriteWorker::State {
     const bool to_writer_file = append.file == writer_file;
     try {
       if (to_writer_file) append.file = engine->file_for_append(append.bytes.size());
+      appender.prepare(append);
       result = appender.append(append);
     } catch (const std::system_error& failure) {
       filesystem_error = true;
@@ -66,7 +91,7 @@ struct WriteWorker::State {
     if (abandoned) return;
     unaccounted -= append.records;
     if (result) {
-      engine->count_written(append, *result, to_writer_file);
+      engine->count_written(append.file, append.records, *result, to_writer_file);
     } else if (filesystem_error) {
       engine->count_write_error(append.records, error);
     } else {
@@ -74,21 +99,92 @@ struct WriteWorker::State {
     }
   }
 
+  // Writes every append of `jobs`, fsyncs each file once, and books the outcomes unless
+  // close abandoned the commit meanwhile; then publishes the books when due.
+  void commit(std::deque<WriteJob>& jobs) {
+    DurableCommit commit(*engine->options().durability.calls);
+    std::vector<bool> to_writer_file;
+    for (WriteJob& job : jobs) {
+      for (FileAppend& append : job.appends) {
+        const bool to_writer = append.file == job.writer_file;
+        to_writer_file.push_back(to_writer);
+        const std::size_t before = commit.outcomes().size();
+        try {
+          if (to_writer) append.file = engine->file_for_append(append.bytes.size());
+          job.appender->prepare(append);
+          commit.write(append);
+        } catch (const std::system_error& failure) {
+          failed_append(commit, before, append, failure.what(), false);
+        } catch (...) {
+          failed_append(commit, before, append, describe_current_exception(), true);
+        }
+      }
+    }
+    commit.sync();
+    bool failed;
+    {
+      const std::lock_guard lock(mutex);
+      if (abandoned) return;
+      unaccounted = 0;
+      failed = engine->book_commit(commit.outcomes(), to_writer_file);
+    }
+    engine->publish_books(failed);
+  }
+
+  // An exception out of an append of a commit: the append fails, and if its lines
+  // were attempted, they are unknown.
+  static void failed_append(DurableCommit& commit, std::size_t outcomes_before, const FileAppend& append,
+                            std::string error, bool unexpected) {
+    CommitOutcome& outcome =
+        commit.outcomes().size() > outcomes_before ? commit.outcomes().back() : commit.refuse(append, error);
+    outcome.error = std::move(error);
+    outcome.unexpected = unexpected;
+    outcome.touched = outcome.payload_offset ? outcome.records : 0;
+  }
+
+  // Waits for a job, or until stopping with none (false). With durability, an idle
+  // worker looks at the books every publish interval and publishes what changed.
+  bool wait_for_work(std::unique_lock<std::mutex>& lock) {
+    const auto ready = [this] { return !pending.empty() || stopping; };
+    if (!engine->durable()) {
+      changed.wait(lock, ready);
+    } else {
+      while (!changed.wait_for(lock, engine->options().durability.publish_interval, ready)) {
+        lock.unlock();
+        engine->publish_books(false);
+        lock.lock();
+      }
+    }
+    return !pending.empty();
+  }
+
   void run() {
+    const bool durable = engine->durable();
+    if (durable) engine->publish_books(true);
     std::unique_lock lock(mutex);
-    for (;;) {
-      changed.wait(lock, [this] { return pending.has_value() || stopping; });
-      if (!pending) return;
-      WriteJob job = std::move(*pending);
-      pending.reset();
+    while (wait_for_work(lock)) {
+      // With durability every job waiting goes in one commit; without, one at a time.
+      std::deque<WriteJob> jobs;
+      if (durable) {
+        jobs.swap(pending);
+      } else {
+        jobs.push_back(std::move(pending.front()));
+        pending.pop_front();
+      }
+      pending_records = 0;
       busy = true;
       abandoned = false;
       unaccounted = 0;
-      for (const FileAppend& append : job.appends) unaccounted += append.records;
+      for (const WriteJob& job : jobs) unaccounted += records_of(job);
+      const std::uint64_t through = jobs.back().through;
       lock.unlock();
-      for (FileAppend& append : job.appends) perform(*job.appender, append, job.writer_file);
+      if (durable) {
+        commit(jobs);
+      } else {
+        for (FileAppend& append : jobs.front().appends) perform(*jobs.front().appender, append, jobs.front().writer_file);
+      }
       lock.lock();
-      if (!abandoned) engine->finished_through(job.through);
+      if (!abandoned) engine->finished_through(through);
       busy = false;
       changed.notify_all();
     }
@@ -105,15 +201,15 @@ void WriteWorker::start() {
 }
 
 void WriteWorker::hand_off(WriteJob job) {
+  const std::size_t records = records_of(job);
   std::unique_lock lock(state_->mutex);
-  state_->changed.wait(lock, [this] { return state_->idle() || state_->cancelled; });
+  state_->changed.wait(lock, [&] { return state_->can_take(records) || state_->cancelled; });
   if (state_->cancelled) {
-    std::size_t records = 0;
-    for (const FileAppend& append : job.appends) records += append.records;
     state_->abandon(records);
     throw DrainCancelled{};
   }
-  state_->pending = std::move(job);
+  state_->pending.push_back(std::move(job));
+  state_->pending_records += records;
   state_->changed.notify_all();
 }
 

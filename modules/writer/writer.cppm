@@ -17,7 +17,8 @@
 //     sizes, shutdown timeout, log sink).
 //
 // For monitoring, `prometheus_text` renders writers' `WriterStats` in Prometheus's text
-// exposition format.
+// exposition format. With durability (`WriterOptions::durability`) a writer publishes its
+// books beside its files; `verify_books` and `reconcile` read them back.
 export module jsonl.writer;
 
 export import :log;
@@ -27,7 +28,9 @@ export import :json_text;
 export import :format;
 export import :described;
 export import :arena;
+export import :file_calls;
 export import :layout;
 export import :record_writer;
 export import :prometheus;
+export import :verify;
 export import :serialization_planner;

@@ -16,7 +16,8 @@ namespace {
 jsonl::WriterStats counted_stats() {
   jsonl::WriterStats stats;
   stats.submitted = 100;
-  stats.written = 80;
+  stats.written = 78;
+  stats.unknown = 2;
   stats.dropped_queue_full = 7;
   stats.dropped_malformed = 3;
   stats.dropped_serialize_error = 1;
@@ -30,6 +31,8 @@ jsonl::WriterStats counted_stats() {
   stats.appends = 9;
   stats.files_started = 2;
   stats.directories_recreated = 1;
+  stats.publications = 6;
+  stats.publication_errors = 1;
   stats.queue_depth = 0;
   stats.waiting_for_room = 0;
   stats.last_append = std::chrono::system_clock::time_point(std::chrono::milliseconds(1'790'000'000'250));
@@ -52,8 +55,11 @@ BOOST_AUTO_TEST_CASE(every_counter_is_exposed_with_help_type_subject_and_constan
   const std::string expected =
       "# HELP jsonl_records_submitted_total Records submitted to the writer.\n"
       "# TYPE jsonl_records_submitted_total counter\n" + sample("jsonl_records_submitted_total", "100") +
-      "# HELP jsonl_records_written_total Records whose line reached a file.\n"
-      "# TYPE jsonl_records_written_total counter\n" + sample("jsonl_records_written_total", "80") +
+      "# HELP jsonl_records_written_total Records whose line reached a file (with durability: fsync()ed).\n"
+      "# TYPE jsonl_records_written_total counter\n" + sample("jsonl_records_written_total", "78") +
+      "# HELP jsonl_records_unknown_total Records whose append failed after their bytes may have landed "
+      "(durability only).\n"
+      "# TYPE jsonl_records_unknown_total counter\n" + sample("jsonl_records_unknown_total", "2") +
       "# HELP jsonl_records_dropped_total Records dropped, by reason.\n"
       "# TYPE jsonl_records_dropped_total counter\n" +
       dropped("queue_full", "7") + dropped("malformed", "3") + dropped("serialize_error", "1") +
@@ -71,6 +77,10 @@ BOOST_AUTO_TEST_CASE(every_counter_is_exposed_with_help_type_subject_and_constan
       "# TYPE jsonl_files_started_total counter\n" + sample("jsonl_files_started_total", "2") +
       "# HELP jsonl_directories_recreated_total Appends that found their directory gone and created it again.\n"
       "# TYPE jsonl_directories_recreated_total counter\n" + sample("jsonl_directories_recreated_total", "1") +
+      "# HELP jsonl_books_publications_total Documents of the books published (durability only).\n"
+      "# TYPE jsonl_books_publications_total counter\n" + sample("jsonl_books_publications_total", "6") +
+      "# HELP jsonl_books_publication_errors_total Publications of the books that failed (durability only).\n"
+      "# TYPE jsonl_books_publication_errors_total counter\n" + sample("jsonl_books_publication_errors_total", "1") +
       "# HELP jsonl_queue_depth Accepted records not yet serialized.\n"
       "# TYPE jsonl_queue_depth gauge\n" + sample("jsonl_queue_depth", "0") +
       "# HELP jsonl_submits_waiting_for_room submit_wait calls blocked on a full queue.\n"
@@ -92,7 +102,7 @@ BOOST_AUTO_TEST_CASE(several_writers_share_each_family_once) {
     return count;
   };
   BOOST_TEST(occurrences("# TYPE jsonl_records_written_total counter\n") == 1u);
-  BOOST_TEST(occurrences("jsonl_records_written_total{subject=\"performance metrics\"} 80\n") == 1u);
+  BOOST_TEST(occurrences("jsonl_records_written_total{subject=\"performance metrics\"} 78\n") == 1u);
   BOOST_TEST(occurrences("jsonl_records_written_total{subject=\"request trace\"} 0\n") == 1u);
   BOOST_TEST(occurrences("jsonl_records_dropped_total{subject=\"request trace\",reason=") == 7u);
   BOOST_TEST(occurrences("jsonl_last_append_timestamp_seconds{") == 1u);

@@ -29,7 +29,7 @@ inline jsonl::WriterOptions test_options(const std::filesystem::path& directory,
 }
 
 inline bool accounting_holds(const jsonl::WriterStats& stats) {
-  return stats.submitted == stats.written + stats.dropped();
+  return stats.submitted == stats.written + stats.unknown + stats.dropped();
 }
 
 // Appends that do not return until the test releases them; the gates tell when the

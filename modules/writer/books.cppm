@@ -1,0 +1,106 @@
+// A durable writer's books: per file, the byte range its durable appends hold and what
+// its failed appends left behind, and the publication of the document that states them
+// beside the files. Not part of the public contract; exported only because
+// JsonlRecordWriter's template code uses the engine that keeps them.
+module;
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+export module jsonl.writer:books;
+
+import :options;
+import :durable_commit;
+
+export namespace jsonl::detail {
+
+// The counts a document states, read by the engine so that they balance: everything
+// classified is read before `submitted`.
+struct BookCounts {
+  std::uint64_t submitted = 0;
+  std::uint64_t persisted = 0;
+  std::uint64_t unknown = 0;
+  std::uint64_t queue_full = 0;
+  std::uint64_t malformed = 0;
+  std::uint64_t serialize_error = 0;
+  std::uint64_t write_error = 0;
+  std::uint64_t unexpected_write = 0;
+  std::uint64_t abandoned = 0;
+  std::uint64_t sanitized = 0;
+
+  std::uint64_t dropped() const noexcept {
+    return queue_full + malformed + serialize_error + write_error + unexpected_write + abandoned;
+  }
+};
+
+// Not thread-safe: the engine calls it under one mutex, so that a document's counts and
+// file books agree. The publication counters are read lock-free.
+class WriterBooks {
+ public:
+  // `options` must outlive the books; its output directory is set.
+  explicit WriterBooks(const WriterOptions& options);
+
+  // "<pid>-<ns since the epoch>-<8 random hex digits>": unique across restarts of a pid.
+  const std::string& generation() const noexcept { return generation_; }
+  // "<output_dir>/_writer/<generation>.json"
+  const std::filesystem::path& document_file() const noexcept { return document_file_; }
+
+  // Write worker: one outcome of a commit, into its file's books.
+  void book(const CommitOutcome& outcome);
+
+  // Publishes the document for `counts` when it is due: always when `closed`; otherwise
+  // when the books changed since the last publication that landed, and `urgent` or the
+  // publish interval has passed since the last attempt. Once a closed document is
+  // published, nothing more is. A failure is counted, logged by the caller from `error`,
+  // and leaves the previous document whole. Returns false only for a failed attempt.
+  bool publish_if_due(const BookCounts& counts, bool urgent, bool closed, std::string& error);
+
+  // Lock-free.
+  std::uint64_t publications() const noexcept { return publications_.load() - publication_errors_.load(); }
+  std::uint64_t publication_errors() const noexcept { return publication_errors_.load(); }
+
+ private:
+  struct Extent {
+    std::uint64_t start = 0;
+    std::uint64_t landed = 0;
+    std::uint64_t records = 0;
+  };
+  struct FileBooks {
+    std::string file;  // relative to the output directory
+    std::uint64_t start_offset = 0;
+    std::uint64_t persisted_end = 0;
+    std::uint64_t persisted_records = 0;
+    std::uint64_t fragments_isolated = 0;
+    std::vector<Extent> unknown_extents;
+  };
+  // What must change for a document to be worth publishing again.
+  struct Key {
+    std::uint64_t submitted, persisted, dropped, unknown, publication_errors;
+    bool operator==(const Key&) const = default;
+  };
+
+  std::string document(const BookCounts& counts, bool closed) const;
+  void write_document(const std::string& document) const;
+
+  const WriterOptions& options_;
+  const std::string generation_;
+  const std::filesystem::path document_file_;
+  const std::chrono::system_clock::time_point started_at_;
+
+  // Everything below is guarded by the engine's books mutex, the counters aside.
+  std::vector<FileBooks> files_;
+  std::uint64_t failed_appends_ = 0;
+  std::optional<std::string> last_error_;
+  std::atomic<std::uint64_t> publications_{0};  // attempts
+  std::atomic<std::uint64_t> publication_errors_{0};
+  std::chrono::steady_clock::time_point last_attempt_{};
+  std::optional<Key> published_;
+  bool closed_ = false;
+};
+
+}  // namespace jsonl::detail

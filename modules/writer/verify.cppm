@@ -1,0 +1,83 @@
+// Reading durable writers' books back: the verifier checks one document against the
+// files it describes, and the reconciler does so for every document in a directory and
+// reports the bytes no document claims.
+module;
+
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+export module jsonl.writer:verify;
+
+export namespace jsonl {
+
+// One file of a document, as found on disk. The verifier reads the range the document
+// claims, [start_offset, persisted_end), leaves out the unknown extents (their lines
+// are counted apart, never as records or bad lines), and counts the lines that parse
+// as JSON.
+struct FileCheck {
+  std::string file;  // relative to the output directory, as the document names it
+  std::uint64_t start_offset = 0;
+  std::uint64_t persisted_end = 0;
+  std::uint64_t persisted_records = 0;  // the document's claim
+  std::uint64_t fragments_isolated = 0;
+  std::uint64_t size = 0;        // the file's size now
+  std::uint64_t records = 0;     // lines in the claimed range that parse
+  std::uint64_t bad_lines = 0;   // lines in it that do not
+  std::uint64_t unknown_lines = 0;  // lines of the unknown extents, wholly or partly
+  std::optional<std::string> error;  // the file could not be read, or is shorter than claimed
+
+  // records == persisted_records, no bad line, and the claimed range was read whole.
+  bool verified() const noexcept { return !error && records == persisted_records && bad_lines == 0; }
+};
+
+// One writer lifetime's document.
+struct BooksCheck {
+  std::filesystem::path document;  // relative to the output directory
+  std::string generation;
+  bool closed = false;
+  // submitted == persisted + dropped + unknown + pending, pending >= 0 (0 once closed),
+  // and the files' persisted_records add up to persisted.
+  bool balanced = false;
+  std::uint64_t submitted = 0, persisted = 0, dropped = 0, unknown = 0, pending = 0;
+  std::vector<FileCheck> files;
+  std::optional<std::string> error;  // the document could not be read or is not of our schema
+
+  bool verified() const noexcept;  // no error, and every file verified
+};
+
+// Bytes of a file that no document claims: written by a writer after its last
+// publication (it died), or by something that keeps no books.
+struct UnaccountedBytes {
+  std::string file;  // relative to the output directory
+  std::uint64_t size = 0;
+  std::uint64_t unclaimed_bytes = 0;
+  std::uint64_t whole_lines = 0;  // newline-terminated lines among them
+  std::uint64_t cut_lines = 0;    // unterminated pieces of a line
+};
+
+struct Reconciliation {
+  std::vector<BooksCheck> generations;  // ordered by document name
+  std::vector<UnaccountedBytes> unaccounted;  // ordered by file; files with none left out
+  bool all_books_balance() const noexcept;
+  bool all_files_verify() const noexcept;
+};
+
+// Checks `document` (a parsed books document) against the files under `output_dir`.
+BooksCheck verify_books(const std::filesystem::path& output_dir, const boost::json::value& document);
+
+// Every "<output_dir>/_writer/*.json" verified, and every "*.jsonl" file under
+// `output_dir` measured against the union of what the documents claim (persisted ranges
+// and unknown extents). Throws std::filesystem::filesystem_error if `output_dir` cannot
+// be listed.
+Reconciliation reconcile(const std::filesystem::path& output_dir);
+
+// The reconciliation as JSON: {"all_books_balance", "all_files_verify", "generations",
+// "unaccounted"}.
+boost::json::value to_json(const Reconciliation& reconciliation);
+
+}  // namespace jsonl
