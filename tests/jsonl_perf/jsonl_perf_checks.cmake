@@ -1,5 +1,5 @@
 # Checks of the jsonl-perf executable, one per CHECK:
-#   -D CHECK=replay|loadgen|rotation_and_metrics|request_trace|duckdb|summary|usage -D TOOL=... -D DATA=tests/jsonl_perf
+#   -D CHECK=replay|loadgen|rotation_and_metrics|request_trace|verify_after_kill|duckdb|summary|usage -D TOOL=... -D DATA=tests/jsonl_perf
 #   -D SCRATCH=... -D PYTHON=the system's python3 (with prometheus_client)
 #   -D NODE=node -D DUCKDB_CHECK=tools/duckdb/compare.mjs
 function(run_tool)
@@ -113,6 +113,14 @@ elseif(CHECK STREQUAL "request_trace")
   if(NOT count EQUAL written OR count LESS 100)
     message(FATAL_ERROR "${count} lines, the summary says ${written}")
   endif()
+
+elseif(CHECK STREQUAL "verify_after_kill")
+  execute_process(COMMAND "${PYTHON}" "${DATA}/check_verify_after_kill.py" "${TOOL}" "${SCRATCH}"
+                  RESULT_VARIABLE result OUTPUT_VARIABLE checked ERROR_VARIABLE problem)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "${problem}${checked}")
+  endif()
+  message(STATUS "${checked}")
 
 elseif(CHECK STREQUAL "duckdb")
   # Several processes of three server kinds write one directory (one file over 32 MiB,

@@ -22,6 +22,10 @@ struct LoadgenOptions {
   bool request_trace = false;  // request traces (--config request-trace) instead of perf metrics
   std::optional<std::uint64_t> rotate_bytes;        // start a new file past this size
   std::optional<std::filesystem::path> metrics_file;  // Prometheus text of the writer's counters, at the end
+  // Durability: on or off; empty keeps the configuration's default (off for perf
+  // metrics, on for request traces).
+  std::optional<bool> durable;
+  std::optional<unsigned> publish_interval_ms;  // how often the books may be published
 };
 
 struct ReplayOptions {
@@ -37,8 +41,15 @@ struct SummaryOptions {
   unsigned threads = 0;  // 0: one a core
 };
 
+struct VerifyOptions {
+  std::filesystem::path output_dir;
+  bool json = false;
+};
+
 int run_loadgen(const LoadgenOptions& options, std::ostream& out, std::ostream& err);
 int run_replay(const ReplayOptions& options, std::istream& in, std::ostream& out, std::ostream& err);
 int run_summary(const SummaryOptions& options, std::ostream& out, std::ostream& err);
+// Exit 0 only when every document balances and verifies.
+int run_verify(const VerifyOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace jsonl_perf

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <system_error>
 #include <utility>
 #include <iomanip>
@@ -84,13 +85,15 @@ std::string progress_line(const jsonl::WriterStats& stats, double records_per_se
   return line.str();
 }
 
-void print_summary(std::ostream& out, const jsonl::WriterStats& stats, double elapsed, const std::string& file) {
+void print_summary(std::ostream& out, const jsonl::WriterStats& stats, double elapsed, const std::string& file,
+                   const std::optional<std::filesystem::path>& books) {
   const auto row = [&](const std::string& name, const auto& value) {
     out << "  " << std::left << std::setw(26) << name << ' ' << value << '\n';
   };
   out << "jsonl-perf loadgen summary\n";
   row("submitted", stats.submitted);
   row("written", stats.written);
+  row("unknown", stats.unknown);
   row("dropped", stats.dropped());
   row("  queue full", stats.dropped_queue_full);
   row("  malformed", stats.dropped_malformed);
@@ -108,7 +111,9 @@ void print_summary(std::ostream& out, const jsonl::WriterStats& stats, double el
   row("MB/s", megabytes.str());
   row("files started", stats.files_started);
   row("file", file);
-  row("submitted = written + dropped", stats.submitted == stats.written + stats.dropped() ? "yes" : "NO");
+  if (books) row("books", books->string());
+  row("submitted = written + unknown + dropped",
+      stats.submitted == stats.written + stats.unknown + stats.dropped() ? "yes" : "NO");
 }
 
 // Writes the exposition to a temporary file renamed over `path`, so that a collector
@@ -153,25 +158,32 @@ int run(Writer& writer, const LoadgenOptions& options, std::string_view subject,
   const double elapsed = seconds_since(start);
   const auto stats = writer.stats();
   // A trace writer's files are in the hour buckets under the directory.
-  print_summary(out, stats, elapsed,
-                options.request_trace ? options.output_dir.string() : writer.path()->string());
+  print_summary(out, stats, elapsed, options.request_trace ? options.output_dir.string() : writer.path()->string(),
+                writer.books_file());
   if (options.metrics_file &&
       !write_metrics(*options.metrics_file,
                      jsonl::prometheus_text(stats, std::string(subject), {{"server_kind", options.kind}}), err)) {
     return 1;
   }
-  return stats.submitted == stats.written + stats.dropped() ? 0 : 1;
+  return stats.submitted == stats.written + stats.unknown + stats.dropped() ? 0 : 1;
 }
 
 }  // namespace
 
 int run_loadgen(const LoadgenOptions& options, std::ostream& out, std::ostream& err) {
+  const auto configure = [&](jsonl::WriterOptions writer_options) {
+    writer_options.max_file_bytes = options.rotate_bytes;
+    if (options.durable) writer_options.durability.enabled = *options.durable;
+    if (options.publish_interval_ms) {
+      writer_options.durability.publish_interval = std::chrono::milliseconds(*options.publish_interval_ms);
+    }
+    return writer_options;
+  };
   if (options.request_trace) {
-    TraceWriter writer(options.output_dir);
+    TraceWriter writer(configure(jsonl::request_trace_options(options.output_dir)), jsonl::process_suffix());
     return run(writer, options, jsonl::request_trace_subject, out, err);
   }
-  jsonl::WriterOptions writer_options = jsonl::perf_metrics_options(options.output_dir, options.kind);
-  writer_options.max_file_bytes = options.rotate_bytes;
+  jsonl::WriterOptions writer_options = configure(jsonl::perf_metrics_options(options.output_dir, options.kind));
   if (options.typed_records) {
     jsonl::TypedPerfMetricsJsonlWriter writer(std::move(writer_options));
     return run(writer, options, jsonl::perf_metrics_subject, out, err);

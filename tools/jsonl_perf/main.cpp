@@ -1,4 +1,4 @@
-// jsonl-perf: load generator, replay and latency report for performance-metrics JSONL.
+// jsonl-perf: load generator, replay, latency report and books verifier for JSONL writers.
 #include <CLI/CLI.hpp>
 
 #include <fstream>
@@ -61,6 +61,15 @@ int main(int argc, char** argv) {
   loadgen_command->add_option("--metrics-file", loadgen.metrics_file,
                               "write the writer's counters there at the end (Prometheus text format)");
 
+  std::string durability = "default";
+  loadgen_command->add_option("--durability", durability,
+                              "on: a record counts once fsync()ed, and the writer's books are published "
+                              "(default: on for request traces, off for perf metrics)")
+      ->check(CLI::IsMember({"default", "on", "off"}))->capture_default_str();
+  loadgen_command->add_option("--publish-interval-ms", loadgen.publish_interval_ms,
+                              "with durability: publish the books at most this often")
+      ->check(CLI::PositiveNumber);
+
   jsonl_perf::ReplayOptions replay;
   auto* replay_command = app.add_subcommand(
       "replay", "Write raw records (one JSON value a line) through a PerfMetricsJsonlWriter; print the file written");
@@ -79,6 +88,12 @@ int main(int argc, char** argv) {
   summary_command->add_option("--threads", summary.threads, "threads reading the files (0: one a core)")
       ->check(CLI::Range(0u, 64u))->capture_default_str();
 
+  jsonl_perf::VerifyOptions verify;
+  auto* verify_command = app.add_subcommand(
+      "verify", "Check every durable writer's books in a directory against its files; report bytes no one claims");
+  verify_command->add_option("dir", verify.output_dir, "the writers' output directory")->required();
+  verify_command->add_flag("--json", verify.json, "print the reconciliation as JSON");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
@@ -93,6 +108,7 @@ int main(int argc, char** argv) {
   if (*loadgen_command) {
     loadgen.typed_records = records == "typed";
     loadgen.request_trace = config == "request-trace";
+    if (durability != "default") loadgen.durable = durability == "on";
     if (const std::string problem = parse_rate(rate, loadgen.rate); !problem.empty()) {
       std::cerr << "jsonl-perf: " << problem << '\n';
       return usage_error;
@@ -108,6 +124,7 @@ int main(int argc, char** argv) {
     }
     return jsonl_perf::run_replay(replay, input, std::cout, std::cerr);
   }
+  if (*verify_command) return jsonl_perf::run_verify(verify, std::cout, std::cerr);
   if (!html.empty()) summary.html = html;
   return jsonl_perf::run_summary(summary, std::cout, std::cerr);
 }
