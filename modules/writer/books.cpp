@@ -89,14 +89,10 @@ void WriterBooks::book(const CommitOutcome& outcome) {
     last_error_ = *outcome.error;
   }
   if (!outcome.size_before) return;  // nothing of it reached the file
-  const std::string file = outcome.file.lexically_relative(*options_.output_dir).generic_string();
-  FileBooks* books = nullptr;
-  for (FileBooks& candidate : files_) {
-    if (candidate.file == file) books = &candidate;
-  }
+  FileBooks* books = find(outcome.file);
   if (!books) {
     books = &files_.emplace_back();
-    books->file = file;
+    books->file = outcome.file.lexically_relative(*options_.output_dir).generic_string();
     books->start_offset = books->persisted_end = *outcome.size_before;
   }
   if (outcome.fragment_isolated) ++books->fragments_isolated;
@@ -106,6 +102,18 @@ void WriterBooks::book(const CommitOutcome& outcome) {
   } else if (outcome.landed.value_or(0) != 0) {
     books->unknown_extents.push_back({*outcome.payload_offset, *outcome.landed, outcome.touched});
   }
+}
+
+WriterBooks::FileBooks* WriterBooks::find(const std::filesystem::path& file) {
+  const std::string name = file.lexically_relative(*options_.output_dir).generic_string();
+  for (FileBooks& books : files_) {
+    if (books.file == name) return &books;
+  }
+  return nullptr;
+}
+
+void WriterBooks::deleted(const std::filesystem::path& file) {
+  if (FileBooks* books = find(file)) books->deleted = true;
 }
 
 std::string WriterBooks::document(const BookCounts& counts, bool closed) const {
@@ -120,7 +128,8 @@ std::string WriterBooks::document(const BookCounts& counts, bool closed) const {
                      {"persisted_end", books.persisted_end},
                      {"persisted_records", books.persisted_records},
                      {"fragments_isolated", books.fragments_isolated},
-                     {"unknown_extents", std::move(extents)}});
+                     {"unknown_extents", std::move(extents)},
+                     {"deleted", books.deleted}});
   }
   boost::json::object dropped{{"queue_full", counts.queue_full},
                               {"malformed", counts.malformed},

@@ -52,6 +52,9 @@ class WriterBooks {
 
   // Write worker: one outcome of a commit, into its file's books.
   void book(const CommitOutcome& outcome);
+  // Write worker: rotation's retention deleted `file`. Its books stay, marked "deleted":
+  // its records were persisted, and the verifier has nothing left to read.
+  void deleted(const std::filesystem::path& file);
 
   // Publishes the document for `counts` when it is due: always when `closed`; otherwise
   // when the books changed since the last publication that landed, and `urgent` or the
@@ -77,7 +80,9 @@ class WriterBooks {
     std::uint64_t persisted_records = 0;
     std::uint64_t fragments_isolated = 0;
     std::vector<Extent> unknown_extents;
+    bool deleted = false;
   };
+  FileBooks* find(const std::filesystem::path& file);
   // What must change for a document to be worth publishing again.
   struct Key {
     std::uint64_t submitted, persisted, dropped, unknown, publication_errors;

@@ -245,9 +245,12 @@ std::optional<std::filesystem::path> WriterEngine::open_output() {
 }
 
 std::filesystem::path WriterEngine::file_for_append(std::size_t bytes) {
-  std::vector<std::string> failed_deletions;
-  std::filesystem::path file = output_.file_for(bytes, failed_deletions);
-  for (const std::string& failure : failed_deletions) {
+  OutputFile::Deletions deletions;
+  std::filesystem::path file = output_.file_for(bytes, deletions);
+  if (books_) {
+    deleted_files_.insert(deleted_files_.end(), deletions.deleted.begin(), deletions.deleted.end());
+  }
+  for (const std::string& failure : deletions.failed) {
     log(LogLevel::warning, "Could not delete old " + options_.subject + " JSONL file " + failure);
   }
   return file;
@@ -278,9 +281,7 @@ void WriterEngine::count_abandoned(std::size_t records) noexcept {
   abandoned_.fetch_add(records, std::memory_order_relaxed);
 }
 
-void WriterEngine::count_written(const std::filesystem::path& file, std::size_t records, const AppendResult& result,
-                                 bool to_writer_file) {
-  if (to_writer_file) output_.appended(result.file_size, result.bytes);
+void WriterEngine::count_written(const std::filesystem::path& file, std::size_t records, const AppendResult& result) {
   if (result.recreated_directory) {
     directories_recreated_.fetch_add(1, std::memory_order_relaxed);
     log(LogLevel::warning, "Recreated the missing " + options_.subject + " JSONL directory '" +

@@ -87,8 +87,12 @@ class WriterEngine : public std::enable_shared_from_this<WriterEngine> {
   // The writer's current file (rotation may have replaced the first); empty before
   // open_output() and when it failed.
   std::optional<std::filesystem::path> current_file() const { return output_.current(); }
-  // Write worker: where an append of `bytes` to the writer's file goes (see OutputFile).
+  // Write worker: where an append of `bytes` to the writer's file goes (see OutputFile),
+  // and, once written, the file's size after it (see OutputFile::appended).
   std::filesystem::path file_for_append(std::size_t bytes);
+  void appended_to_writer_file(std::uint64_t file_size, std::uint64_t bytes) noexcept {
+    output_.appended(file_size, bytes);
+  }
 
   // Flush's marks. Records are taken and their rounds performed in queue order, so
   // "the first N records taken are all written or dropped" is one number.
@@ -109,9 +113,7 @@ class WriterEngine : public std::enable_shared_from_this<WriterEngine> {
   // Write worker, for the outcome of each append. An append that failed begins or
   // continues a run of failures: the first filesystem refusal of a run is warned of,
   // and the first append written after a run says how many records the run lost.
-  // `to_writer_file`: the append went to the writer's own file (rotation counts it).
-  void count_written(const std::filesystem::path& file, std::size_t records, const AppendResult& result,
-                     bool to_writer_file);
+  void count_written(const std::filesystem::path& file, std::size_t records, const AppendResult& result);
   // Records the drain serialized, in a round side by side or alone.
   void count_serialized(std::size_t records, bool side_by_side) noexcept;
   void count_write_error(std::size_t records, std::string_view error);
@@ -121,9 +123,9 @@ class WriterEngine : public std::enable_shared_from_this<WriterEngine> {
   bool durable() const noexcept { return books_.has_value(); }
   std::optional<std::filesystem::path> books_file() const;
   // Write worker: books a commit's outcomes, in the order performed: the counts, the
-  // file books, and a run of failures as count_written says. `to_writer_file[i]` as
-  // count_written's, for outcome i. Returns whether an append failed.
-  bool book_commit(const std::vector<CommitOutcome>& outcomes, const std::vector<bool>& to_writer_file);
+  // file books, and a run of failures as count_written says. Returns whether an append
+  // failed.
+  bool book_commit(const std::vector<CommitOutcome>& outcomes);
   // Records close gave up on while the append holding them was in progress.
   void count_unknown(std::size_t records) noexcept;
   // Publishes the books if due (WriterBooks::publish_if_due), logging a failure
@@ -197,6 +199,9 @@ class WriterEngine : public std::enable_shared_from_this<WriterEngine> {
   // Held while a commit is booked and while a document is made and published: the
   // document's counts then agree with its file books.
   std::mutex books_mutex_;
+  // Files rotation deleted since the last commit was booked (write worker only): marked
+  // in the books after that commit's outcomes, which may be appends to them.
+  std::vector<std::filesystem::path> deleted_files_;
 
   // Flush: taken_ and the depth read as one (took() changes both), and the progress mark.
   mutable std::mutex took_mutex_;

@@ -24,11 +24,10 @@ std::optional<std::filesystem::path> WriterEngine::books_file() const {
   return books_->document_file();
 }
 
-bool WriterEngine::book_commit(const std::vector<CommitOutcome>& outcomes, const std::vector<bool>& to_writer_file) {
+bool WriterEngine::book_commit(const std::vector<CommitOutcome>& outcomes) {
   const std::lock_guard lock(books_mutex_);
   bool failed = false;
-  for (std::size_t i = 0; i < outcomes.size(); ++i) {
-    const CommitOutcome& outcome = outcomes[i];
+  for (const CommitOutcome& outcome : outcomes) {
     books_->book(outcome);
     if (outcome.persisted()) {
       const std::size_t isolation = outcome.fragment_isolated ? 1 : 0;
@@ -36,7 +35,7 @@ bool WriterEngine::book_commit(const std::vector<CommitOutcome>& outcomes, const
                                 .lines = outcome.records + isolation,
                                 .file_size = *outcome.payload_offset + outcome.bytes,
                                 .recreated_directory = outcome.recreated_directory};
-      count_written(outcome.file, outcome.records, result, to_writer_file[i]);
+      count_written(outcome.file, outcome.records, result);
       continue;
     }
     failed = true;
@@ -50,6 +49,8 @@ bool WriterEngine::book_commit(const std::vector<CommitOutcome>& outcomes, const
       count_write_error(never_written, *outcome.error);
     }
   }
+  for (const std::filesystem::path& file : deleted_files_) books_->deleted(file);
+  deleted_files_.clear();
   return failed;
 }
 

@@ -46,10 +46,14 @@ std::filesystem::path OutputFile::name_file(std::chrono::system_clock::time_poin
   for (unsigned taken = 0;; ++taken) {
     const std::string suffix = taken == 0 ? "" : "-" + std::to_string(taken);
     std::filesystem::path file = directory / (prefix_ + timestamp + suffix + ".jsonl");
-    // Only a rotation must find a name no file has; the first file keeps the
-    // reference's name, and appends to a file already there, as the reference does.
+    // Only a rotation must find a name no file has, nor any this writer deleted; the
+    // first file keeps the reference's name, and appends to a file already there, as
+    // the reference does.
     std::error_code ignored;
-    if (kept_.empty() || !std::filesystem::exists(file, ignored)) return file;
+    if (kept_.empty() || (!named_.contains(file) && !std::filesystem::exists(file, ignored))) {
+      named_.insert(file);
+      return file;
+    }
   }
 }
 
@@ -63,7 +67,7 @@ std::filesystem::path OutputFile::start() {
   return file;
 }
 
-std::filesystem::path OutputFile::file_for(std::size_t bytes, std::vector<std::string>& failed_deletions) {
+std::filesystem::path OutputFile::file_for(std::size_t bytes, Deletions& deletions) {
   const auto now = options_.clock();
   const bool too_big = options_.max_file_bytes && size_ > 0 && size_ + bytes > *options_.max_file_bytes;
   const bool too_old = options_.max_file_age && now - started_at_ >= *options_.max_file_age;
@@ -75,8 +79,10 @@ std::filesystem::path OutputFile::file_for(std::size_t bytes, std::vector<std::s
   kept_.push_back(file);
   while (options_.max_files && kept_.size() > *options_.max_files) {
     std::error_code error;
-    if (!std::filesystem::remove(kept_.front(), error) && error && error != std::errc::no_such_file_or_directory) {
-      failed_deletions.push_back(kept_.front().string() + ": " + error.message());
+    if (std::filesystem::remove(kept_.front(), error)) {
+      deletions.deleted.push_back(kept_.front());
+    } else if (error && error != std::errc::no_such_file_or_directory) {
+      deletions.failed.push_back(kept_.front().string() + ": " + error.message());
     }
     kept_.pop_front();
   }

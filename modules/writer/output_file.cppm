@@ -11,6 +11,7 @@ module;
 #include <filesystem>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -32,9 +33,13 @@ class OutputFile {
   // the current one, or a new one started first when rotation says so (the current
   // file holds data and the append would take it past the size limit, or the file has
   // been current for the age limit). Starting one beyond the retention limit deletes
-  // the oldest of this writer's files; `failed_deletions` receives each deletion that failed
-  // (path and error), a file already gone aside.
-  std::filesystem::path file_for(std::size_t bytes, std::vector<std::string>& failed_deletions);
+  // the oldest of this writer's files: `deletions` receives each file deleted, and each
+  // deletion that failed (path and error), a file already gone aside.
+  struct Deletions {
+    std::vector<std::filesystem::path> deleted;
+    std::vector<std::string> failed;
+  };
+  std::filesystem::path file_for(std::size_t bytes, Deletions& deletions);
 
   // Write worker, after an append to the current file: its size once the append landed
   // (0 when the appender does not know; the file then grows by `bytes`).
@@ -55,6 +60,7 @@ class OutputFile {
   std::uint64_t size_ = 0;
   std::chrono::system_clock::time_point started_at_;
   std::deque<std::filesystem::path> kept_;  // this writer's files, oldest first
+  std::set<std::filesystem::path> named_;   // every name it has given a file, deleted ones too
 
   mutable std::mutex mutex_;  // guards current_, for readers on other threads
   std::optional<std::filesystem::path> current_;

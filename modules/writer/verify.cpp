@@ -136,6 +136,10 @@ FileCheck check_file(const std::filesystem::path& output_dir, const boost::json:
   check.persisted_records = number(claim, "persisted_records");
   check.fragments_isolated = number(claim, "fragments_isolated");
   const std::vector<Extent> extents = extents_of(claim);
+  if (const boost::json::value* deleted = claim.if_contains("deleted"); deleted && deleted->as_bool()) {
+    check.deleted = true;
+    return check;
+  }
   try {
     const ReadOnlyFile file(output_dir / check.file);
     check.size = file.size();
@@ -181,6 +185,7 @@ using Claims = std::map<std::string, std::vector<std::pair<std::uint64_t, std::u
 void add_claims(const boost::json::value& document, Claims& claims) {
   for (const boost::json::value& file : array_at(document.as_object(), "files")) {
     const boost::json::object& claim = file.as_object();
+    if (const boost::json::value* deleted = claim.if_contains("deleted"); deleted && deleted->as_bool()) continue;
     auto& ranges = claims[boost::json::value_to<std::string>(claim.at("file"))];
     ranges.emplace_back(number(claim, "start_offset"), number(claim, "persisted_end"));
     for (const Extent& extent : extents_of(claim)) ranges.emplace_back(extent.start, extent.start + extent.landed);
@@ -313,6 +318,7 @@ boost::json::value to_json(const Reconciliation& reconciliation) {
                        {"records", file.records},
                        {"bad_lines", file.bad_lines},
                        {"unknown_lines", file.unknown_lines},
+                       {"deleted", file.deleted},
                        {"verified", file.verified()},
                        {"error", file.error ? boost::json::value(*file.error) : boost::json::value(nullptr)}});
     }

@@ -91,7 +91,8 @@ struct WriteWorker::State {
     if (abandoned) return;
     unaccounted -= append.records;
     if (result) {
-      engine->count_written(append.file, append.records, *result, to_writer_file);
+      if (to_writer_file) engine->appended_to_writer_file(result->file_size, result->bytes);
+      engine->count_written(append.file, append.records, *result);
     } else if (filesystem_error) {
       engine->count_write_error(append.records, error);
     } else {
@@ -103,16 +104,18 @@ struct WriteWorker::State {
   // close abandoned the commit meanwhile; then publishes the books when due.
   void commit(std::deque<WriteJob>& jobs) {
     DurableCommit commit(*engine->options().durability.calls);
-    std::vector<bool> to_writer_file;
     for (WriteJob& job : jobs) {
       for (FileAppend& append : job.appends) {
-        const bool to_writer = append.file == job.writer_file;
-        to_writer_file.push_back(to_writer);
+        const bool to_writer_file = append.file == job.writer_file;
         const std::size_t before = commit.outcomes().size();
         try {
-          if (to_writer) append.file = engine->file_for_append(append.bytes.size());
+          if (to_writer_file) append.file = engine->file_for_append(append.bytes.size());
           job.appender->prepare(append);
-          commit.write(append);
+          const CommitOutcome& outcome = commit.write(append);
+          // Rotation measures each append as it goes, not once the commit is booked.
+          if (to_writer_file && !outcome.error) {
+            engine->appended_to_writer_file(*outcome.payload_offset + outcome.bytes, outcome.bytes);
+          }
         } catch (const std::system_error& failure) {
           failed_append(commit, before, append, failure.what(), false);
         } catch (...) {
@@ -126,7 +129,7 @@ struct WriteWorker::State {
       const std::lock_guard lock(mutex);
       if (abandoned) return;
       unaccounted = 0;
-      failed = engine->book_commit(commit.outcomes(), to_writer_file);
+      failed = engine->book_commit(commit.outcomes());
     }
     engine->publish_books(failed);
   }

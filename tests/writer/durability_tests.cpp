@@ -569,6 +569,30 @@ BOOST_AUTO_TEST_CASE(the_reconciler_credits_unpublished_bytes_to_no_one) {
   BOOST_TEST(unclaimed.cut_lines == 0u);
 }
 
+BOOST_AUTO_TEST_CASE(files_deleted_by_retention_stay_in_the_books_marked_deleted) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = durable_options(directory.path(), log, std::make_shared<ScriptedCalls>());
+  options.batch_size = 4;
+  options.max_file_bytes = 10;  // each append a file of its own
+  options.max_files = 1;
+  auto writer = make_writer(std::move(options));
+  submit(*writer, 12);  // before start: three appends
+  writer->start();
+  writer->close();
+
+  const json::value document = document_of(*writer);
+  BOOST_TEST(balances(document));
+  BOOST_TEST(count(document, "persisted") == 12u);
+  std::vector<bool> deleted;
+  for (const json::value& file : document.at("files").as_array()) deleted.push_back(file.at("deleted").as_bool());
+  BOOST_TEST(deleted == (std::vector<bool>{true, true, false}), boost::test_tools::per_element());
+  const jsonl::Reconciliation reconciliation = jsonl::reconcile(directory.path());
+  BOOST_TEST(reconciliation.all_books_balance());
+  BOOST_TEST(reconciliation.all_files_verify());
+  BOOST_TEST(reconciliation.unaccounted.empty());
+}
+
 BOOST_AUTO_TEST_CASE(without_durability_there_are_no_books_and_no_fsync) {
   jsonl_test::ScratchDirectory directory;
   Log log;
