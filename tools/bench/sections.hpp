@@ -18,6 +18,7 @@ int end_to_end(const Settings& settings);
 int overload(const Settings& settings);
 int stuck_close(const Settings& settings);
 int records(const Settings& settings);
+int durability(const Settings& settings);
 // Writes a generated corpus of raw records, one JSON value a line, to <shm>/corpus.jsonl
 // (for the replay figures, which tools/bench/run measures).
 int corpus(const Settings& settings);
