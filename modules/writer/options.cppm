@@ -73,10 +73,12 @@ struct WriterOptions {
   //     (schema "jsonl-writer-books/1"): its counts, and per file the byte range its
   //     durable appends hold and the extents of failed ones. Published atomically
   //     (temporary file, fsync, rename, directory fsync): when the worker starts; after
-  //     a commit when `publish_interval` has passed since the last attempt, when the
-  //     commit failed, or when a flush waits; when the worker is idle `publish_interval`
+  //     a commit when `publish_interval` has passed since the last attempt, or at once
+  //     when the commit failed; by flush(); when the worker is idle `publish_interval`
   //     with unpublished changes; and at close, with "closed": true. A publication that
   //     fails leaves the previous document whole, is counted, and is retried.
+  //   - a layout's FileAppender::append is not called: the writer appends to local
+  //     files itself, through `calls` (FileAppender::prepare still is).
   struct Durability {
     bool enabled = false;
     std::chrono::milliseconds publish_interval{5000};  // positive

@@ -373,6 +373,30 @@ BOOST_AUTO_TEST_CASE(headers_are_kept_as_ordered_pairs_repeats_included) {
              R"([["x-forwarded-for","10.0.0.1"],["content-type","application/json"],["x-forwarded-for","10.0.0.2"]])");
 }
 
+BOOST_AUTO_TEST_CASE(traces_are_durable_by_default_and_their_books_reconcile) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  jsonl::RequestTraceWriter<> writer(directory.path(), "-t", log.sink());
+  writer.start();
+  BOOST_TEST(writer.submit(record(jsonl::trace_requests, 1)));
+  BOOST_TEST(writer.submit(record(jsonl::trace_responses, 2, just_after_three)));
+  writer.close();
+  BOOST_TEST_REQUIRE(writer.books_file().has_value());
+  BOOST_TEST(writer.books_file()->parent_path() == directory.path() / "_writer");
+  const jsonl::Reconciliation reconciliation = jsonl::reconcile(directory.path());
+  BOOST_TEST_REQUIRE(reconciliation.generations.size() == 1u);
+  const jsonl::BooksCheck& books = reconciliation.generations[0];
+  BOOST_TEST(books.closed);
+  BOOST_TEST(books.persisted == 2u);
+  std::set<std::string> shards;
+  for (const jsonl::FileCheck& file : books.files) shards.insert(file.file);
+  BOOST_TEST(shards == (std::set<std::string>{"2026-09-03T14/requests-t.jsonl", "2026-09-03T15/responses-t.jsonl"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(reconciliation.all_books_balance());
+  BOOST_TEST(reconciliation.all_files_verify());
+  BOOST_TEST(reconciliation.unaccounted.empty());
+}
+
 BOOST_AUTO_TEST_CASE(credential_headers_keep_their_names_and_lose_their_values) {
   const std::vector<std::pair<std::string, bool>> table{
       {"Authorization", true},     {"proxy-authorization", true}, {"Cookie", true},

@@ -12,7 +12,6 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
-#include <latch>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -30,6 +29,28 @@ using jsonl_test::Log;
 
 namespace {
 
+// A one-shot signal whose wait gives up after ten seconds and says so: a broken writer
+// then fails the test instead of hanging it.
+class Signal {
+ public:
+  void raise() const {
+    {
+      const std::lock_guard lock(mutex_);
+      raised_ = true;
+    }
+    changed_.notify_all();
+  }
+  [[nodiscard]] bool wait() const {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, 10s, [&] { return raised_; });
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  mutable bool raised_ = false;
+};
+
 // System calls that fail or block when a test arms them. A data file is a ".jsonl" one;
 // the books' own files are left alone unless a rename is armed to fail.
 class ScriptedCalls : public jsonl::FileCalls {
@@ -42,13 +63,13 @@ class ScriptedCalls : public jsonl::FileCalls {
     cut_error_ = error;
   }
   void fail_next_fsync(int error) { fsync_error_ = error; }
-  // Data fsyncs wait for release() from now on; `entered` counts down at the first.
+  // Data fsyncs wait for release() from now on; `entered` is raised at the first.
   void block_fsyncs() { blocking_ = true; }
-  void release() { released_.count_down(); }
+  void release() { released_.raise(); }
   void fail_renames(bool fail) { fail_renames_ = fail; }
 
-  mutable std::latch entered{1};
-  mutable std::latch blocked_fsync_returned{1};
+  Signal entered;
+  Signal blocked_fsync_returned;
   mutable std::atomic<int> data_fsyncs{0};
 
   // Waits until `count` renames (publications) have landed.
@@ -76,10 +97,10 @@ class ScriptedCalls : public jsonl::FileCalls {
     ++data_fsyncs;
     if (blocking_) {
       const bool first = !entered_once_.exchange(true);
-      if (first) entered.count_down();
-      released_.wait();
+      if (first) entered.raise();
+      (void)released_.wait();
       const int result = FileCalls::fsync(fd, file);
-      if (first) blocked_fsync_returned.count_down();
+      if (first) blocked_fsync_returned.raise();
       return result;
     }
     if (const int error = fsync_error_.exchange(0); error != 0) {
@@ -114,7 +135,7 @@ class ScriptedCalls : public jsonl::FileCalls {
   mutable std::atomic<int> fsync_error_{0};
   std::atomic<bool> blocking_{false};
   mutable std::atomic<bool> entered_once_{false};
-  mutable std::latch released_{1};
+  Signal released_;
   std::atomic<bool> fail_renames_{false};
 };
 
@@ -245,7 +266,7 @@ BOOST_AUTO_TEST_CASE(a_record_counts_only_after_its_fsync) {
   calls->block_fsyncs();
   writer->start();
   submit(*writer, 3);
-  calls->entered.wait();
+  BOOST_TEST_REQUIRE(calls->entered.wait());
   // Written, not yet fsync()ed: not persisted.
   BOOST_TEST(std::filesystem::file_size(*writer->path()) > 0u);
   BOOST_TEST(writer->stats().written == 0u);
@@ -361,7 +382,7 @@ BOOST_AUTO_TEST_CASE(a_stalled_filesystem_with_a_saturated_queue_still_balances)
   calls->block_fsyncs();
   writer->start();
   submit(*writer, 1);
-  calls->entered.wait();
+  BOOST_TEST_REQUIRE(calls->entered.wait());
   // One record stuck in fsync; far more than the writer can hold behind it.
   int accepted = 1;
   for (int index = 1; index < 1000; ++index) accepted += writer->submit(record(index));
@@ -392,7 +413,7 @@ BOOST_AUTO_TEST_CASE(batches_waiting_behind_a_slow_fsync_are_committed_together)
   calls->block_fsyncs();
   writer->start();
   submit(*writer, 1);
-  calls->entered.wait();
+  BOOST_TEST_REQUIRE(calls->entered.wait());
   submit(*writer, 300, 1);
   // Without group commit the drain would wait with a round of its own and the rest would
   // stay queued.
@@ -413,7 +434,7 @@ BOOST_AUTO_TEST_CASE(a_shutdown_during_a_stall_claims_nothing_in_flight) {
   calls->block_fsyncs();
   writer->start();
   submit(*writer, 1);
-  calls->entered.wait();
+  BOOST_TEST_REQUIRE(calls->entered.wait());
   submit(*writer, 5, 1);
   writer->close();
   const std::string published = jsonl_test::read_file(writer->books_file().value());
@@ -426,7 +447,7 @@ BOOST_AUTO_TEST_CASE(a_shutdown_during_a_stall_claims_nothing_in_flight) {
   BOOST_TEST(count(document, "persisted") == 0u);
 
   calls->release();
-  calls->blocked_fsync_returned.wait();
+  BOOST_TEST_REQUIRE(calls->blocked_fsync_returned.wait());
   BOOST_TEST(writer->flush(0ms));
   BOOST_TEST(writer->stats().written == 0u);
   BOOST_TEST(jsonl_test::accounting_holds(writer->stats()));
