@@ -122,9 +122,14 @@ class WriterEngine : public std::enable_shared_from_this<WriterEngine> {
   // Durability (WriterOptions::durability); without it, none of the rest is called.
   bool durable() const noexcept { return books_.has_value(); }
   std::optional<std::filesystem::path> books_file() const;
-  // Write worker: books a commit's outcomes, in the order performed: the counts, the
-  // file books, and a run of failures as count_written says. Returns whether an append
-  // failed.
+  // The books' lock, held while a commit is booked and while a document is made and
+  // published, so that a document's counts agree with its file books. The write worker
+  // takes it before its own state's lock, so that a publication stuck in the filesystem
+  // never holds up close's cancellation.
+  [[nodiscard]] std::unique_lock<std::mutex> hold_books() { return std::unique_lock(books_mutex_); }
+  // Write worker, holding hold_books(): books a commit's outcomes, in the order
+  // performed: the counts, the file books, and a run of failures as count_written says.
+  // Returns whether an append failed.
   bool book_commit(const std::vector<CommitOutcome>& outcomes);
   // Records close gave up on while the append holding them was in progress.
   void count_unknown(std::size_t records) noexcept;
@@ -196,9 +201,7 @@ class WriterEngine : public std::enable_shared_from_this<WriterEngine> {
 
   OutputFile output_;
   std::optional<WriterBooks> books_;  // with durability and an output directory
-  // Held while a commit is booked and while a document is made and published: the
-  // document's counts then agree with its file books.
-  std::mutex books_mutex_;
+  std::mutex books_mutex_;  // see hold_books()
   // Files rotation deleted since the last commit was booked (write worker only): marked
   // in the books after that commit's outcomes, which may be appends to them.
   std::vector<std::filesystem::path> deleted_files_;

@@ -25,7 +25,6 @@ std::optional<std::filesystem::path> WriterEngine::books_file() const {
 }
 
 bool WriterEngine::book_commit(const std::vector<CommitOutcome>& outcomes) {
-  const std::lock_guard lock(books_mutex_);
   bool failed = false;
   for (const CommitOutcome& outcome : outcomes) {
     books_->book(outcome);

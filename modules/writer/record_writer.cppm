@@ -158,7 +158,8 @@ class JsonlRecordWriter {
   // no record accepted later. Blocks only the caller: never a submit, the drain or the
   // write worker. Safe beside close() and other flushes. Before start() nothing is
   // written: it waits until start() or close() does its part, or the timeout. After
-  // close() returns it returns true at once.
+  // close() returns it returns true at once. With durability, the publication that
+  // follows takes as long as the filesystem does.
   [[nodiscard]] bool flush(std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     if (!engine_->await_finished(engine_->accepted(), deadline)) return false;
@@ -167,8 +168,8 @@ class JsonlRecordWriter {
   }
 
   // Records lost to a full queue, a malformed record, an unexpected serialization error,
-  // or a failed write: the reference's counter. Abandoned and ignored records appear in
-  // stats() only.
+  // or a failed write: the reference's counter. Abandoned and ignored records, and with
+  // durability unknown ones, appear in stats() only.
   std::uint64_t dropped_records() const noexcept { return engine_->dropped_records(); }
 
   // The file being written now (rotation replaces it); empty before start() and when

@@ -44,6 +44,7 @@ struct WriteWorker::State {
   bool abandoned = false;           // those jobs were given up by close
   bool cancelled = false;
   bool stopping = false;
+  bool publishing = false;  // idle, and publishing the books
 
   bool idle() const noexcept { return !busy && pending.empty(); }
 
@@ -126,12 +127,24 @@ struct WriteWorker::State {
     commit.sync();
     bool failed;
     {
+      const std::unique_lock books = engine->hold_books();
       const std::lock_guard lock(mutex);
       if (abandoned) return;
       unaccounted = 0;
       failed = engine->book_commit(commit.outcomes());
     }
     engine->publish_books(failed);
+  }
+
+  // Publishes the books with `lock` released, marked publishing meanwhile, so that
+  // stop() leaves the thread rather than waiting on a publication stuck in the
+  // filesystem.
+  void publish_unlocked(std::unique_lock<std::mutex>& lock, bool urgent) {
+    publishing = true;
+    lock.unlock();
+    engine->publish_books(urgent);
+    lock.lock();
+    publishing = false;
   }
 
   // An exception out of an append of a commit: the append fails, and if its lines
@@ -153,9 +166,7 @@ struct WriteWorker::State {
       changed.wait(lock, ready);
     } else {
       while (!changed.wait_for(lock, engine->options().durability.publish_interval, ready)) {
-        lock.unlock();
-        engine->publish_books(false);
-        lock.lock();
+        publish_unlocked(lock, false);
       }
     }
     return !pending.empty();
@@ -163,8 +174,8 @@ struct WriteWorker::State {
 
   void run() {
     const bool durable = engine->durable();
-    if (durable) engine->publish_books(true);
     std::unique_lock lock(mutex);
+    if (durable) publish_unlocked(lock, true);
     while (wait_for_work(lock)) {
       // With durability every job waiting goes in one commit; without, one at a time.
       std::deque<WriteJob> jobs;
@@ -237,7 +248,7 @@ void WriteWorker::stop() noexcept {
   {
     const std::lock_guard lock(state_->mutex);
     state_->stopping = true;
-    stuck = !state_->idle();
+    stuck = !state_->idle() || state_->publishing;
     state_->changed.notify_all();
   }
   if (stuck) {
