@@ -65,11 +65,16 @@ class ScriptedCalls : public jsonl::FileCalls {
   void fail_next_fsync(int error) { fsync_error_ = error; }
   // Data fsyncs wait for release() from now on; `entered` is raised at the first.
   void block_fsyncs() { blocking_ = true; }
+  // The books' fsyncs wait for release() from now on; `books_entered` is raised at the
+  // first, `books_fsync_returned` when it returns.
+  void block_books_fsyncs() { blocking_books_ = true; }
   void release() { released_.raise(); }
   void fail_renames(bool fail) { fail_renames_ = fail; }
 
   Signal entered;
   Signal blocked_fsync_returned;
+  Signal books_entered;
+  Signal books_fsync_returned;
   mutable std::atomic<int> data_fsyncs{0};
 
   // Waits until `count` renames (publications) have landed.
@@ -93,7 +98,14 @@ class ScriptedCalls : public jsonl::FileCalls {
   }
 
   int fsync(int fd, const std::filesystem::path& file) const override {
-    if (!is_data(file)) return FileCalls::fsync(fd, file);
+    if (!is_data(file)) {
+      if (!blocking_books_ || file.extension() != ".partial") return FileCalls::fsync(fd, file);
+      books_entered.raise();
+      (void)released_.wait();
+      const int result = FileCalls::fsync(fd, file);
+      books_fsync_returned.raise();
+      return result;
+    }
     ++data_fsyncs;
     if (blocking_) {
       const bool first = !entered_once_.exchange(true);
@@ -134,6 +146,7 @@ class ScriptedCalls : public jsonl::FileCalls {
   int cut_error_ = 0;
   mutable std::atomic<int> fsync_error_{0};
   std::atomic<bool> blocking_{false};
+  std::atomic<bool> blocking_books_{false};
   mutable std::atomic<bool> entered_once_{false};
   Signal released_;
   std::atomic<bool> fail_renames_{false};
@@ -452,6 +465,27 @@ BOOST_AUTO_TEST_CASE(a_shutdown_during_a_stall_claims_nothing_in_flight) {
   BOOST_TEST(writer->stats().written == 0u);
   BOOST_TEST(jsonl_test::accounting_holds(writer->stats()));
   BOOST_TEST(jsonl_test::read_file(writer->books_file().value()) == published);
+}
+
+BOOST_AUTO_TEST_CASE(a_publication_stuck_in_the_filesystem_does_not_hold_up_close) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto calls = std::make_shared<ScriptedCalls>();
+  auto options = durable_options(directory.path(), log, calls);
+  options.shutdown_timeout = 200ms;
+  auto writer = make_writer(std::move(options));
+  calls->block_books_fsyncs();
+  writer->start();
+  BOOST_TEST_REQUIRE(calls->books_entered.wait());  // the first document, stuck
+  submit(*writer, 3);
+  writer->close();
+  BOOST_TEST(log.at(jsonl::LogLevel::warning) ==
+             (std::vector<std::string>{"Timed out flushing test JSONL; dropping remaining records",
+                                       "Timed out publishing the closed test JSONL books"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(writer->stats().abandoned == 3u);
+  calls->release();
+  BOOST_TEST_REQUIRE(calls->books_fsync_returned.wait());
 }
 
 BOOST_AUTO_TEST_CASE(a_dead_writer_and_its_successor_stay_separable) {
