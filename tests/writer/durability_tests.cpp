@@ -237,14 +237,20 @@ bool eventually(Done done) {
   return true;
 }
 
-}  // namespace
-
-BOOST_AUTO_TEST_SUITE(durability)
-
-BOOST_AUTO_TEST_CASE(normal_appends_are_persisted_and_reconcile) {
+// What every case starts from: a scratch directory, a log, and the scripted calls.
+struct Durable {
   jsonl_test::ScratchDirectory directory;
   Log log;
-  auto writer = make_writer(durable_options(directory.path(), log, std::make_shared<ScriptedCalls>()));
+  std::shared_ptr<ScriptedCalls> calls = std::make_shared<ScriptedCalls>();
+  jsonl::WriterOptions durable() { return durable_options(directory.path(), log, calls); }
+};
+
+}  // namespace
+
+BOOST_FIXTURE_TEST_SUITE(durability, Durable)
+
+BOOST_AUTO_TEST_CASE(normal_appends_are_persisted_and_reconcile) {
+  auto writer = make_writer(durable());
   writer->start();
   submit(*writer, 50);
   writer->close();
@@ -272,10 +278,7 @@ BOOST_AUTO_TEST_CASE(normal_appends_are_persisted_and_reconcile) {
 }
 
 BOOST_AUTO_TEST_CASE(a_record_counts_only_after_its_fsync) {
-  jsonl_test::ScratchDirectory directory;
-  Log log;
-  auto calls = std::make_shared<ScriptedCalls>();
-  auto writer = make_writer(durable_options(directory.path(), log, calls));
+  auto writer = make_writer(durable());
   calls->block_fsyncs();
   writer->start();
   submit(*writer, 3);
@@ -291,10 +294,7 @@ BOOST_AUTO_TEST_CASE(a_record_counts_only_after_its_fsync) {
 }
 
 BOOST_AUTO_TEST_CASE(a_cut_inside_a_utf8_character_leaves_two_unknown_and_the_next_append_parses) {
-  jsonl_test::ScratchDirectory directory;
-  Log log;
-  auto calls = std::make_shared<ScriptedCalls>();
-  auto writer = make_writer(durable_options(directory.path(), log, calls));
+  auto writer = make_writer(durable());
   const std::string first = line_of(0, "你好");
   const std::string second = line_of(1, "你好");
   // Inside the first byte of the second record's three-byte character.
@@ -333,10 +333,7 @@ BOOST_AUTO_TEST_CASE(a_cut_inside_a_utf8_character_leaves_two_unknown_and_the_ne
 }
 
 BOOST_AUTO_TEST_CASE(a_full_disk_drops_the_group_and_a_later_append_lands) {
-  jsonl_test::ScratchDirectory directory;
-  Log log;
-  auto calls = std::make_shared<ScriptedCalls>();
-  auto writer = make_writer(durable_options(directory.path(), log, calls));
+  auto writer = make_writer(durable());
   calls->cut_next_write(0, EDQUOT);
   submit(*writer, 3);
   writer->start();
@@ -361,10 +358,7 @@ BOOST_AUTO_TEST_CASE(a_full_disk_drops_the_group_and_a_later_append_lands) {
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_fsync_leaves_its_records_unknown) {
-  jsonl_test::ScratchDirectory directory;
-  Log log;
-  auto calls = std::make_shared<ScriptedCalls>();
-  auto writer = make_writer(durable_options(directory.path(), log, calls));
+  auto writer = make_writer(durable());
   calls->fail_next_fsync(EIO);
   submit(*writer, 3);
   writer->start();
@@ -385,10 +379,7 @@ BOOST_AUTO_TEST_CASE(a_failed_fsync_leaves_its_records_unknown) {
 }
 
 BOOST_AUTO_TEST_CASE(a_stalled_filesystem_with_a_saturated_queue_still_balances) {
-  jsonl_test::ScratchDirectory directory;
-  Log log;
-  auto calls = std::make_shared<ScriptedCalls>();
-  auto options = durable_options(directory.path(), log, calls);
+  auto options = durable();
   options.queue_size = 64;
   options.batch_size = 8;
   auto writer = make_writer(std::move(options));
@@ -416,10 +407,7 @@ BOOST_AUTO_TEST_CASE(a_stalled_filesystem_with_a_saturated_queue_still_balances)
 }
 
 BOOST_AUTO_TEST_CASE(batches_waiting_behind_a_slow_fsync_are_committed_together) {
-  jsonl_test::ScratchDirectory directory;
-  Log log;
-  auto calls = std::make_shared<ScriptedCalls>();
-  auto options = durable_options(directory.path(), log, calls);
+  auto options = durable();
   options.queue_size = 400;
   options.batch_size = 1;  // 16 batches a round
   auto writer = make_writer(std::move(options));
@@ -438,10 +426,7 @@ BOOST_AUTO_TEST_CASE(batches_waiting_behind_a_slow_fsync_are_committed_together)
 }
 
 BOOST_AUTO_TEST_CASE(a_shutdown_during_a_stall_claims_nothing_in_flight) {
-  jsonl_test::ScratchDirectory directory;
-  Log log;
-  auto calls = std::make_shared<ScriptedCalls>();
-  auto options = durable_options(directory.path(), log, calls);
+  auto options = durable();
   options.shutdown_timeout = 200ms;
   auto writer = make_writer(std::move(options));
   calls->block_fsyncs();
@@ -468,10 +453,7 @@ BOOST_AUTO_TEST_CASE(a_shutdown_during_a_stall_claims_nothing_in_flight) {
 }
 
 BOOST_AUTO_TEST_CASE(a_publication_stuck_in_the_filesystem_does_not_hold_up_close) {
-  jsonl_test::ScratchDirectory directory;
-  Log log;
-  auto calls = std::make_shared<ScriptedCalls>();
-  auto options = durable_options(directory.path(), log, calls);
+  auto options = durable();
   options.shutdown_timeout = 200ms;
   auto writer = make_writer(std::move(options));
   calls->block_books_fsyncs();
@@ -489,10 +471,7 @@ BOOST_AUTO_TEST_CASE(a_publication_stuck_in_the_filesystem_does_not_hold_up_clos
 }
 
 BOOST_AUTO_TEST_CASE(a_dead_writer_and_its_successor_stay_separable) {
-  jsonl_test::ScratchDirectory directory;
-  Log log;
-  auto calls = std::make_shared<ScriptedCalls>();
-  auto first = make_writer(durable_options(directory.path(), log, calls));
+  auto first = make_writer(durable());
   first->start();
   submit(*first, 10);
   BOOST_TEST(first->flush(10s));
@@ -505,7 +484,7 @@ BOOST_AUTO_TEST_CASE(a_dead_writer_and_its_successor_stay_separable) {
   std::ofstream(file, std::ios::binary | std::ios::app) << R"({"session":"s","index":10,"te)";
   const std::uint64_t size_at_death = std::filesystem::file_size(file);
 
-  auto second = make_writer(durable_options(directory.path(), log, calls));
+  auto second = make_writer(durable());
   second->start();
   BOOST_TEST_REQUIRE((second->path() == file));
   submit(*second, 5, 100);
@@ -531,10 +510,7 @@ BOOST_AUTO_TEST_CASE(a_dead_writer_and_its_successor_stay_separable) {
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_publication_keeps_the_previous_document_whole) {
-  jsonl_test::ScratchDirectory directory;
-  Log log;
-  auto calls = std::make_shared<ScriptedCalls>();
-  auto writer = make_writer(durable_options(directory.path(), log, calls));
+  auto writer = make_writer(durable());
   writer->start();
   submit(*writer, 2);
   BOOST_TEST(writer->flush(10s));
@@ -556,10 +532,7 @@ BOOST_AUTO_TEST_CASE(a_failed_publication_keeps_the_previous_document_whole) {
 }
 
 BOOST_AUTO_TEST_CASE(an_idle_writer_catches_its_document_up) {
-  jsonl_test::ScratchDirectory directory;
-  Log log;
-  auto calls = std::make_shared<ScriptedCalls>();
-  auto options = durable_options(directory.path(), log, calls);
+  auto options = durable();
   options.durability.publish_interval = 300ms;
   auto writer = make_writer(std::move(options));
   writer->start();
@@ -575,10 +548,7 @@ BOOST_AUTO_TEST_CASE(an_idle_writer_catches_its_document_up) {
 }
 
 BOOST_AUTO_TEST_CASE(a_failed_publication_is_retried_while_the_writer_is_idle) {
-  jsonl_test::ScratchDirectory directory;
-  Log log;
-  auto calls = std::make_shared<ScriptedCalls>();
-  auto options = durable_options(directory.path(), log, calls);
+  auto options = durable();
   options.durability.publish_interval = 100ms;
   auto writer = make_writer(std::move(options));
   writer->start();
@@ -594,10 +564,7 @@ BOOST_AUTO_TEST_CASE(a_failed_publication_is_retried_while_the_writer_is_idle) {
 }
 
 BOOST_AUTO_TEST_CASE(the_reconciler_credits_unpublished_bytes_to_no_one) {
-  jsonl_test::ScratchDirectory directory;
-  Log log;
-  auto calls = std::make_shared<ScriptedCalls>();
-  auto first = make_writer(durable_options(directory.path(), log, calls));
+  auto first = make_writer(durable());
   first->start();
   submit(*first, 5);
   BOOST_TEST(first->flush(10s));
@@ -607,7 +574,7 @@ BOOST_AUTO_TEST_CASE(the_reconciler_credits_unpublished_bytes_to_no_one) {
   first->close();
   std::ofstream(first->books_file().value(), std::ios::binary | std::ios::trunc) << last_word;
 
-  auto second = make_writer(durable_options(directory.path(), log, calls));
+  auto second = make_writer(durable());
   second->start();
   submit(*second, 2, 200);
   second->close();
@@ -625,9 +592,7 @@ BOOST_AUTO_TEST_CASE(the_reconciler_credits_unpublished_bytes_to_no_one) {
 }
 
 BOOST_AUTO_TEST_CASE(files_deleted_by_retention_stay_in_the_books_marked_deleted) {
-  jsonl_test::ScratchDirectory directory;
-  Log log;
-  auto options = durable_options(directory.path(), log, std::make_shared<ScriptedCalls>());
+  auto options = durable();
   options.batch_size = 4;
   options.max_file_bytes = 10;  // each append a file of its own
   options.max_files = 1;
@@ -649,10 +614,7 @@ BOOST_AUTO_TEST_CASE(files_deleted_by_retention_stay_in_the_books_marked_deleted
 }
 
 BOOST_AUTO_TEST_CASE(without_durability_there_are_no_books_and_no_fsync) {
-  jsonl_test::ScratchDirectory directory;
-  Log log;
-  auto calls = std::make_shared<ScriptedCalls>();
-  auto options = durable_options(directory.path(), log, calls);
+  auto options = durable();
   options.durability.enabled = false;
   auto writer = make_writer(std::move(options));
   writer->start();
