@@ -1,6 +1,7 @@
 """A request-trace loadgen killed with SIGKILL mid-run, then `jsonl-perf verify` on what
 it left: its document balances, its shards verify, and what it wrote after its last
 publication is reported as unaccounted. A successor then runs to the end beside it.
+Last, a shard cut below its claim fails verification.
 
     check_verify_after_kill.py TOOL SCRATCH
 
@@ -90,5 +91,11 @@ if closed != [False, True] or not (after["all_books_balance"] and after["all_fil
     fail(f"expected the dead and the closed generation, both reconciled: {after}")
 if after["unaccounted"] != tail:
     fail(f"the successor changed what is unaccounted: {tail} then {after['unaccounted']}")
+# A shard cut below what its document claims no longer verifies, and verify says so.
+shard = os.path.join(out, dead["files"][0]["file"])
+os.truncate(shard, dead["files"][0]["persisted_end"] - 1)
+cut = subprocess.run([tool, "verify", out], capture_output=True, text=True)
+if cut.returncode != 1 or "NOT VERIFIED" not in cut.stdout:
+    fail(f"a shard shorter than its claim still verifies (exit {cut.returncode}):\n{cut.stdout}")
 lines = sum(t["whole_lines"] for t in tail)
 print(f"killed writer: {dead['counts']['persisted']} persisted and claimed, {lines} whole lines unaccounted")
