@@ -7,6 +7,7 @@ module;
 #include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,7 +42,11 @@ struct CommitOutcome {
 // reports any error of the writes before it; closed when the commit is destroyed.
 class DurableCommit {
  public:
-  explicit DurableCommit(const FileCalls& calls) : calls_(calls) {}
+  // `durable_names`: the files whose names are known to be durable (their directory was
+  // fsync()ed since the writer first wrote them); sync() adds to it. A file empty when
+  // opened may have just been created (again) and is treated as new whatever the set says.
+  DurableCommit(const FileCalls& calls, std::set<std::filesystem::path>& durable_names)
+      : calls_(calls), durable_names_(durable_names) {}
   DurableCommit(const DurableCommit&) = delete;
   DurableCommit& operator=(const DurableCommit&) = delete;
   ~DurableCommit();
@@ -51,8 +56,10 @@ class DurableCommit {
   CommitOutcome& write(const FileAppend& append);
   // Counts an append that failed before any of it was written.
   CommitOutcome& refuse(const FileAppend& append, std::string error);
-  // fsync()s each file written; every append written to a file whose fsync failed fails
-  // with all its bytes landed.
+  // fsync()s each file written, and the directory of each not yet in `durable_names`
+  // (a new file's name survives a crash only then), and that directory's parent when the
+  // directory was made again; every append written to a file whose fsync, or whose
+  // directory's, failed fails with all its bytes landed.
   void sync();
 
   std::vector<CommitOutcome>& outcomes() noexcept { return outcomes_; }
@@ -61,13 +68,17 @@ class DurableCommit {
   struct OpenFile {
     std::filesystem::path path;
     int fd = -1;
-    std::uint64_t size = 0;  // as this commit's writes left it
-    bool ends_mid_line = false;
     bool written = false;
+    bool recreated_directory = false;
+    bool maybe_new = false;  // empty when opened
   };
   OpenFile& open(const std::filesystem::path& file, CommitOutcome& outcome);
+  // fsync()s `file`'s name: its directory, and the parent too when the directory was
+  // made again. On failure, names the call and the path in `error`.
+  bool sync_name(const OpenFile& file, std::string& error) const;
 
   const FileCalls& calls_;
+  std::set<std::filesystem::path>& durable_names_;
   std::vector<OpenFile> files_;
   std::vector<CommitOutcome> outcomes_;
 };

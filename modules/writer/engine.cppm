@@ -13,6 +13,7 @@ module;
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -127,6 +128,8 @@ class WriterEngine : public std::enable_shared_from_this<WriterEngine> {
   // takes it before its own state's lock, so that a publication stuck in the filesystem
   // never holds up close's cancellation.
   [[nodiscard]] std::unique_lock<std::mutex> hold_books() { return std::unique_lock(books_mutex_); }
+  // Write worker: the files whose names are known durable, for its commits.
+  std::set<std::filesystem::path>& durable_names() noexcept { return durable_names_; }
   // Write worker, holding hold_books(): books a commit's outcomes, in the order
   // performed: the counts, the file books, and a run of failures as count_written says.
   // Returns whether an append failed.
@@ -202,6 +205,8 @@ class WriterEngine : public std::enable_shared_from_this<WriterEngine> {
   OutputFile output_;
   std::optional<WriterBooks> books_;  // with durability and an output directory
   std::mutex books_mutex_;  // see hold_books()
+  // Write worker only: the files whose names are known durable (see DurableCommit).
+  std::set<std::filesystem::path> durable_names_;
   // Files rotation deleted since the last commit was booked (write worker only): marked
   // in the books after that commit's outcomes, which may be appends to them.
   std::vector<std::filesystem::path> deleted_files_;

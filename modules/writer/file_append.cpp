@@ -117,7 +117,9 @@ DurableCommit::OpenFile& DurableCommit::open(const std::filesystem::path& file, 
     if (open.path == file) return open;
   }
   const int fd = open_recreating_directory(file, outcome.recreated_directory);
-  return files_.emplace_back(OpenFile{file, fd});
+  OpenFile& opened = files_.emplace_back(OpenFile{.path = file, .fd = fd, .recreated_directory = outcome.recreated_directory});
+  opened.maybe_new = file_size(fd, file) == 0;
+  return opened;
 }
 
 CommitOutcome& DurableCommit::refuse(const FileAppend& append, std::string error) {
@@ -177,10 +179,30 @@ CommitOutcome& DurableCommit::write(const FileAppend& append) {
   return outcome;
 }
 
+bool DurableCommit::sync_name(const OpenFile& file, std::string& error) const {
+  const auto sync_directory = [&](const std::filesystem::path& directory) {
+    const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    const bool synced = fd >= 0 && calls_.fsync(fd, directory) == 0;
+    if (!synced) error = errno_message(fd < 0 ? "open" : "fsync", directory);
+    if (fd >= 0) ::close(fd);
+    return synced;
+  };
+  const std::filesystem::path directory = file.path.parent_path();
+  return sync_directory(directory) && (!file.recreated_directory || sync_directory(directory.parent_path()));
+}
+
 void DurableCommit::sync() {
   for (const OpenFile& file : files_) {
-    if (!file.written || calls_.fsync(file.fd, file.path) == 0) continue;
-    const std::string error = errno_message("fsync", file.path);
+    if (!file.written) continue;
+    std::string error;
+    if (calls_.fsync(file.fd, file.path) != 0) {
+      error = errno_message("fsync", file.path);
+    } else if (!file.maybe_new && durable_names_.contains(file.path)) {
+      continue;
+    } else if (sync_name(file, error)) {
+      durable_names_.insert(file.path);
+      continue;
+    }
     for (CommitOutcome& outcome : outcomes_) {
       if (outcome.file != file.path || !outcome.payload_offset || outcome.error) continue;
       outcome.error = error;

@@ -63,7 +63,8 @@ struct WriterOptions {
   // Durable accounting, off by default. Off, a record counts as written once the write
   // holding it returned (its bytes are in the page cache). On:
   //   - a record is persisted (`WriterStats::written`) only once the append holding it,
-  //     its newline included, was written and fsync()ed without error. Batches waiting
+  //     its newline included, was written and fsync()ed without error (for a file the
+  //     writer had not yet made durable, its directory too). Batches waiting
   //     behind a slow fsync are written and fsync()ed together (group commit): the write
   //     worker takes up to `queue_size` more records while an fsync runs.
   //   - a record whose append failed after bytes may have landed (the write stopped

@@ -104,7 +104,7 @@ struct WriteWorker::State {
   // Writes every append of `jobs`, fsyncs each file once, and books the outcomes unless
   // close abandoned the commit meanwhile; then publishes the books when due.
   void commit(std::deque<WriteJob>& jobs) {
-    DurableCommit commit(*engine->options().durability.calls);
+    DurableCommit commit(*engine->options().durability.calls, engine->durable_names());
     for (WriteJob& job : jobs) {
       for (FileAppend& append : job.appends) {
         const bool to_writer_file = append.file == job.writer_file;

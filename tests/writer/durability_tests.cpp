@@ -63,6 +63,8 @@ class ScriptedCalls : public jsonl::FileCalls {
     cut_error_ = error;
   }
   void fail_next_fsync(int error) { fsync_error_ = error; }
+  // The next fsync of a data file's directory fails with `error`.
+  void fail_next_directory_fsync(int error) { directory_fsync_error_ = error; }
   // Data fsyncs wait for release() from now on; `entered` is raised at the first.
   void block_fsyncs() { blocking_ = true; }
   // The books' fsyncs wait for release() from now on; `books_entered` is raised at the
@@ -76,6 +78,7 @@ class ScriptedCalls : public jsonl::FileCalls {
   Signal books_entered;
   Signal books_fsync_returned;
   mutable std::atomic<int> data_fsyncs{0};
+  mutable std::atomic<int> data_directory_fsyncs{0};
 
   // Waits until `count` renames (publications) have landed.
   bool await_publications(int count) {
@@ -98,6 +101,14 @@ class ScriptedCalls : public jsonl::FileCalls {
   }
 
   int fsync(int fd, const std::filesystem::path& file) const override {
+    if (std::filesystem::is_directory(file) && file.filename() != "_writer") {
+      ++data_directory_fsyncs;
+      if (const int error = directory_fsync_error_.exchange(0); error != 0) {
+        errno = error;
+        return -1;
+      }
+      return FileCalls::fsync(fd, file);
+    }
     if (!is_data(file)) {
       if (!blocking_books_ || file.extension() != ".partial") return FileCalls::fsync(fd, file);
       books_entered.raise();
@@ -145,6 +156,7 @@ class ScriptedCalls : public jsonl::FileCalls {
   mutable std::optional<std::size_t> cut_;
   int cut_error_ = 0;
   mutable std::atomic<int> fsync_error_{0};
+  mutable std::atomic<int> directory_fsync_error_{0};
   std::atomic<bool> blocking_{false};
   std::atomic<bool> blocking_books_{false};
   mutable std::atomic<bool> entered_once_{false};
@@ -291,6 +303,25 @@ BOOST_AUTO_TEST_CASE(a_record_counts_only_after_its_fsync) {
   BOOST_TEST(writer->flush(10s));
   BOOST_TEST(writer->stats().written == 3u);
   BOOST_TEST(count(document_of(*writer), "persisted") == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(a_new_file_counts_only_once_its_directory_is_fsynced_and_only_once) {
+  auto writer = make_writer(durable());
+  calls->fail_next_directory_fsync(EIO);
+  submit(*writer, 3);
+  writer->start();
+  BOOST_TEST(writer->flush(10s));
+  // The lines are fsync()ed, but the file's name may not survive a crash.
+  BOOST_TEST(writer->stats().written == 0u);
+  BOOST_TEST(writer->stats().unknown == 3u);
+  submit(*writer, 1, 3);
+  BOOST_TEST(writer->flush(10s));
+  BOOST_TEST(writer->stats().written == 1u);
+  submit(*writer, 1, 4);
+  writer->close();
+  BOOST_TEST(writer->stats().written == 2u);
+  BOOST_TEST(calls->data_directory_fsyncs.load() == 2);  // the failed one, then once
+  BOOST_TEST(balances(document_of(*writer)));
 }
 
 BOOST_AUTO_TEST_CASE(a_cut_inside_a_utf8_character_leaves_two_unknown_and_the_next_append_parses) {
