@@ -1,0 +1,178 @@
+// A durable writer's books: published beside the files, whole whatever fails, caught up
+// when idle; a dead writer and its successor told apart by the offsets; and the
+// reconciler's bytes that no document claims.
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "durability_fixture.hpp"
+
+import jsonl.writer;
+
+using namespace durability_test;
+
+BOOST_FIXTURE_TEST_SUITE(books, Durable)
+
+BOOST_AUTO_TEST_CASE(a_dead_writer_and_its_successor_stay_separable) {
+  auto first = make_writer(durable());
+  first->start();
+  submit(*first, 10);
+  BOOST_TEST(first->flush(10s));
+  // It dies here: the document it published last is its last word, and its last append
+  // was cut mid-record.
+  const std::string last_word = jsonl_test::read_file(first->books_file().value());
+  first->close();
+  std::ofstream(first->books_file().value(), std::ios::binary | std::ios::trunc) << last_word;
+  const std::filesystem::path file = first->path().value();
+  std::ofstream(file, std::ios::binary | std::ios::app) << R"({"session":"s","index":10,"te)";
+  const std::uint64_t size_at_death = std::filesystem::file_size(file);
+
+  auto second = make_writer(durable());
+  second->start();
+  BOOST_TEST_REQUIRE((second->path() == file));
+  submit(*second, 5, 100);
+  second->close();
+
+  const json::value dead = document_of(*first);
+  const json::value alive = document_of(*second);
+  BOOST_TEST(dead.at("generation") != alive.at("generation"));
+  BOOST_TEST(dead.at("closed") == false);
+  BOOST_TEST(alive.at("closed") == true);
+  const jsonl::FileCheck dead_check = only_check(directory.path(), dead);
+  const jsonl::FileCheck alive_check = only_check(directory.path(), alive);
+  BOOST_TEST(dead_check.records == 10u);
+  BOOST_TEST(dead_check.bad_lines == 0u);
+  BOOST_TEST(alive_check.records == 5u);
+  BOOST_TEST(alive_check.bad_lines == 0u);
+  BOOST_TEST(alive_check.start_offset == size_at_death);
+  BOOST_TEST(alive_check.fragments_isolated == 1u);
+  // The successor's first record starts on a line of its own.
+  const std::vector<std::string> lines = jsonl_test::read_lines(file);
+  BOOST_TEST_REQUIRE(lines.size() == 16u);
+  BOOST_TEST(json::parse(lines[11]) == record(100));
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_publication_keeps_the_previous_document_whole) {
+  auto writer = make_writer(durable());
+  writer->start();
+  submit(*writer, 2);
+  BOOST_TEST(writer->flush(10s));
+  const std::string before = jsonl_test::read_file(writer->books_file().value());
+
+  calls->fail_renames(true);
+  submit(*writer, 1, 2);
+  BOOST_TEST(writer->flush(10s));
+  BOOST_TEST(jsonl_test::read_file(writer->books_file().value()) == before);
+  BOOST_TEST(writer->stats().publication_errors == 1u);
+  BOOST_TEST(log.at(jsonl::LogLevel::warning).size() == 1u);
+
+  calls->fail_renames(false);
+  writer->close();
+  const json::value after = document_of(*writer);
+  BOOST_TEST(after.at("errors").at("publication_errors") == 1);
+  BOOST_TEST(count(after, "persisted") == 3u);
+  BOOST_TEST(balances(after));
+}
+
+BOOST_AUTO_TEST_CASE(an_idle_writer_catches_its_document_up) {
+  auto options = durable();
+  options.durability.publish_interval = 300ms;
+  auto writer = make_writer(std::move(options));
+  writer->start();
+  BOOST_TEST_REQUIRE(calls->await_publications(1));  // the first document, at start
+  submit(*writer, 3);
+  // Within the interval of the first document, the commit may not publish; the idle
+  // worker does, one interval later, with no further submit or flush.
+  BOOST_TEST_REQUIRE(calls->await_publications(2));
+  const json::value document = document_of(*writer);
+  BOOST_TEST(document.at("closed") == false);
+  BOOST_TEST(count(document, "persisted") == 3u);
+  BOOST_TEST(balances(document));
+}
+
+BOOST_AUTO_TEST_CASE(a_failed_publication_is_retried_while_the_writer_is_idle) {
+  auto options = durable();
+  options.durability.publish_interval = 100ms;
+  auto writer = make_writer(std::move(options));
+  writer->start();
+  BOOST_TEST_REQUIRE(calls->await_publications(1));
+  calls->fail_renames(true);
+  submit(*writer, 3);
+  BOOST_TEST_REQUIRE(eventually([&] { return writer->stats().publication_errors != 0; }));
+  calls->fail_renames(false);
+  BOOST_TEST_REQUIRE(calls->await_publications(2));
+  const json::value document = document_of(*writer);
+  BOOST_TEST(count(document, "persisted") == 3u);
+  BOOST_TEST(document.at("errors").at("publication_errors").to_number<std::uint64_t>() >= 1u);
+}
+
+BOOST_AUTO_TEST_CASE(the_reconciler_credits_unpublished_bytes_to_no_one) {
+  auto first = make_writer(durable());
+  first->start();
+  submit(*first, 5);
+  BOOST_TEST(first->flush(10s));
+  const std::string last_word = jsonl_test::read_file(first->books_file().value());
+  // Two more persisted, never published: it dies before its next document.
+  submit(*first, 2, 5);
+  first->close();
+  std::ofstream(first->books_file().value(), std::ios::binary | std::ios::trunc) << last_word;
+
+  auto second = make_writer(durable());
+  second->start();
+  submit(*second, 2, 200);
+  second->close();
+
+  const jsonl::Reconciliation reconciliation = jsonl::reconcile(directory.path());
+  BOOST_TEST(reconciliation.generations.size() == 2u);
+  BOOST_TEST(reconciliation.all_books_balance());
+  BOOST_TEST(reconciliation.all_files_verify());
+  BOOST_TEST_REQUIRE(reconciliation.unaccounted.size() == 1u);
+  const jsonl::UnaccountedBytes& unclaimed = reconciliation.unaccounted[0];
+  BOOST_TEST(unclaimed.file == first->path()->filename().string());
+  BOOST_TEST(unclaimed.unclaimed_bytes == line_of(5, "ok").size() + line_of(6, "ok").size());
+  BOOST_TEST(unclaimed.whole_lines == 2u);
+  BOOST_TEST(unclaimed.cut_lines == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(files_deleted_by_retention_stay_in_the_books_marked_deleted) {
+  auto options = durable();
+  options.batch_size = 4;
+  options.max_file_bytes = 10;  // each append a file of its own
+  options.max_files = 1;
+  auto writer = make_writer(std::move(options));
+  submit(*writer, 12);  // before start: three appends
+  writer->start();
+  writer->close();
+
+  const json::value document = document_of(*writer);
+  BOOST_TEST(balances(document));
+  BOOST_TEST(count(document, "persisted") == 12u);
+  std::vector<bool> deleted;
+  for (const json::value& file : document.at("files").as_array()) deleted.push_back(file.at("deleted").as_bool());
+  BOOST_TEST(deleted == (std::vector<bool>{true, true, false}), boost::test_tools::per_element());
+  const jsonl::Reconciliation reconciliation = jsonl::reconcile(directory.path());
+  BOOST_TEST(reconciliation.all_books_balance());
+  BOOST_TEST(reconciliation.all_files_verify());
+  BOOST_TEST(reconciliation.unaccounted.empty());
+}
+
+BOOST_AUTO_TEST_CASE(without_durability_there_are_no_books_and_no_fsync) {
+  auto options = durable();
+  options.durability.enabled = false;
+  auto writer = make_writer(std::move(options));
+  writer->start();
+  submit(*writer, 3);
+  writer->close();
+  BOOST_TEST(!writer->books_file().has_value());
+  BOOST_TEST(!std::filesystem::exists(directory.path() / "_writer"));
+  BOOST_TEST(calls->data_fsyncs.load() == 0);
+  BOOST_TEST(writer->stats().written == 3u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
