@@ -22,6 +22,7 @@ module;
 module jsonl.writer;
 
 import :books;
+import :posix_file;
 
 namespace jsonl::detail {
 namespace {
@@ -50,30 +51,6 @@ std::string iso_utc(std::chrono::system_clock::time_point at) {
   std::snprintf(text + length, sizeof text - length, ".%06lldZ", static_cast<long long>(micros % 1'000'000));
   return text;
 }
-
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "unknown-host";
-  return name;
-}
-
-[[noreturn]] void fail(const char* what, const std::filesystem::path& path) {
-  throw std::system_error(errno, std::generic_category(), std::string(what) + " " + path.string());
-}
-
-class Descriptor {
- public:
-  Descriptor(const std::filesystem::path& path, int flags) : fd_(::open(path.c_str(), flags | O_CLOEXEC, 0644)) {
-    if (fd_ < 0) fail("open", path);
-  }
-  Descriptor(const Descriptor&) = delete;
-  Descriptor& operator=(const Descriptor&) = delete;
-  ~Descriptor() { ::close(fd_); }
-  int get() const noexcept { return fd_; }
-
- private:
-  int fd_;
-};
 
 }  // namespace
 
@@ -174,18 +151,18 @@ void WriterBooks::write_document(const std::string& document) const {
   if (created) throw std::system_error(created, "create directory " + directory.string());
   const std::filesystem::path partial = directory / ("." + generation_ + ".json.partial");
   {
-    const Descriptor out(partial, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW);
+    const FileDescriptor out(partial, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW);
     for (std::string_view rest = document; !rest.empty();) {
       const ssize_t written = calls.write(out.get(), rest, partial);
       if (written < 0 && errno == EINTR) continue;
-      if (written <= 0) fail("write", partial);
+      if (written <= 0) throw_errno("write", partial);
       rest.remove_prefix(static_cast<std::size_t>(written));
     }
-    if (calls.fsync(out.get(), partial) != 0) fail("fsync", partial);
+    if (calls.fsync(out.get(), partial) != 0) throw_errno("fsync", partial);
   }
-  if (calls.rename(partial, document_file_) != 0) fail("rename", partial);
-  const Descriptor folder(directory, O_RDONLY | O_DIRECTORY);
-  if (calls.fsync(folder.get(), directory) != 0) fail("fsync", directory);
+  if (calls.rename(partial, document_file_) != 0) throw_errno("rename", partial);
+  const FileDescriptor folder(directory, O_RDONLY | O_DIRECTORY);
+  if (calls.fsync(folder.get(), directory) != 0) throw_errno("fsync", directory);
 }
 
 bool WriterBooks::publish_if_due(const BookCounts& counts, bool urgent, bool closed, std::string& error) {

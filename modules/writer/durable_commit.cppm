@@ -70,7 +70,7 @@ class DurableCommit {
     int fd = -1;
     bool written = false;
     bool recreated_directory = false;
-    bool maybe_new = false;  // empty when opened
+    bool maybe_new = false;  // empty before its first append of the commit
   };
   OpenFile& open(const std::filesystem::path& file, CommitOutcome& outcome);
   // fsync()s `file`'s name: its directory, and the parent too when the directory was

@@ -16,25 +16,14 @@ module;
 module jsonl.writer;
 
 import :durable_commit;
+import :posix_file;
 
 namespace jsonl {
 namespace {
 
-[[noreturn]] void throw_errno(const char* what, const std::filesystem::path& file) {
-  throw std::system_error(errno, std::generic_category(), std::string(what) + " " + file.string());
-}
-
-class FileDescriptor {
- public:
-  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
-  FileDescriptor(const FileDescriptor&) = delete;
-  FileDescriptor& operator=(const FileDescriptor&) = delete;
-  ~FileDescriptor() { ::close(fd_); }
-  int get() const noexcept { return fd_; }
-
- private:
-  int fd_;
-};
+using detail::errno_message;
+using detail::FileDescriptor;
+using detail::throw_errno;
 
 void write_all(int fd, std::string_view bytes, const std::filesystem::path& file) {
   while (!bytes.empty()) {
@@ -82,10 +71,6 @@ int open_recreating_directory(const std::filesystem::path& file, bool& recreated
   return fd;
 }
 
-std::string errno_message(const char* what, const std::filesystem::path& file) {
-  return std::string(what) + " " + file.string() + ": " + std::generic_category().message(errno);
-}
-
 }  // namespace
 
 AppendResult append_to_file(const std::filesystem::path& file, std::string_view bytes,
@@ -117,9 +102,7 @@ DurableCommit::OpenFile& DurableCommit::open(const std::filesystem::path& file, 
     if (open.path == file) return open;
   }
   const int fd = open_recreating_directory(file, outcome.recreated_directory);
-  OpenFile& opened = files_.emplace_back(OpenFile{.path = file, .fd = fd, .recreated_directory = outcome.recreated_directory});
-  opened.maybe_new = file_size(fd, file) == 0;
-  return opened;
+  return files_.emplace_back(OpenFile{.path = file, .fd = fd, .recreated_directory = outcome.recreated_directory});
 }
 
 CommitOutcome& DurableCommit::refuse(const FileAppend& append, std::string error) {
@@ -149,6 +132,7 @@ CommitOutcome& DurableCommit::write(const FileAppend& append) {
     outcome.error = error.what();
     return outcome;
   }
+  if (!file->written) file->maybe_new = *outcome.size_before == 0;
   file->written = true;
   const std::uint64_t start = *outcome.size_before + (outcome.fragment_isolated ? 1 : 0);
   outcome.payload_offset = start;
@@ -181,11 +165,10 @@ CommitOutcome& DurableCommit::write(const FileAppend& append) {
 
 bool DurableCommit::sync_name(const OpenFile& file, std::string& error) const {
   const auto sync_directory = [&](const std::filesystem::path& directory) {
-    const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    const bool synced = fd >= 0 && calls_.fsync(fd, directory) == 0;
-    if (!synced) error = errno_message(fd < 0 ? "open" : "fsync", directory);
-    if (fd >= 0) ::close(fd);
-    return synced;
+    const FileDescriptor fd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (fd.get() >= 0 && calls_.fsync(fd.get(), directory) == 0) return true;
+    error = errno_message(fd.get() < 0 ? "open" : "fsync", directory);
+    return false;
   };
   const std::filesystem::path directory = file.path.parent_path();
   return sync_directory(directory) && (!file.recreated_directory || sync_directory(directory.parent_path()));

@@ -15,15 +15,10 @@ module;
 module jsonl.writer;
 
 import :output_file;
+import :posix_file;
 
 namespace jsonl::detail {
 namespace {
-
-std::string host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0) return "unknown-host";
-  return name;
-}
 
 std::string utc_timestamp(std::chrono::system_clock::time_point at) {
   const std::time_t seconds = std::chrono::system_clock::to_time_t(at);

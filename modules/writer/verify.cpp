@@ -27,6 +27,7 @@ module;
 module jsonl.writer;
 
 import :verify;
+import :posix_file;
 
 namespace jsonl {
 namespace {
@@ -36,15 +37,10 @@ constexpr std::uint64_t chunk_bytes = 1 << 20;
 
 class ReadOnlyFile {
  public:
-  explicit ReadOnlyFile(const std::filesystem::path& path) : fd_(::open(path.c_str(), O_RDONLY | O_CLOEXEC)) {
-    if (fd_ < 0) throw std::system_error(errno, std::generic_category(), "open " + path.string());
-  }
-  ReadOnlyFile(const ReadOnlyFile&) = delete;
-  ReadOnlyFile& operator=(const ReadOnlyFile&) = delete;
-  ~ReadOnlyFile() { ::close(fd_); }
+  explicit ReadOnlyFile(const std::filesystem::path& path) : fd_(path, O_RDONLY) {}
 
   std::uint64_t size() const {
-    const off_t end = ::lseek(fd_, 0, SEEK_END);
+    const off_t end = ::lseek(fd_.get(), 0, SEEK_END);
     if (end < 0) throw std::system_error(errno, std::generic_category(), "lseek");
     return static_cast<std::uint64_t>(end);
   }
@@ -55,7 +51,7 @@ class ReadOnlyFile {
     std::string buffer;
     while (begin < end) {
       buffer.resize(static_cast<std::size_t>(std::min(chunk_bytes, end - begin)));
-      const ssize_t got = ::pread(fd_, buffer.data(), buffer.size(), static_cast<off_t>(begin));
+      const ssize_t got = ::pread(fd_.get(), buffer.data(), buffer.size(), static_cast<off_t>(begin));
       if (got < 0 && errno == EINTR) continue;
       if (got < 0) throw std::system_error(errno, std::generic_category(), "pread");
       if (got == 0) throw std::runtime_error("the file ends before the range it is read for");
@@ -65,7 +61,7 @@ class ReadOnlyFile {
   }
 
  private:
-  int fd_;
+  detail::FileDescriptor fd_;
 };
 
 // Splits bytes fed piece by piece into lines; empty lines are not counted.

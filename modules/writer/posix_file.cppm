@@ -1,0 +1,56 @@
+// What the implementation units that make system calls share: an owned file descriptor,
+// errno's messages, and the host's name. A module implementation partition: nothing of it
+// is exported.
+module;
+
+#include <cerrno>
+#include <fcntl.h>
+#include <filesystem>
+#include <string>
+#include <sys/types.h>
+#include <system_error>
+#include <unistd.h>
+#include <utility>
+
+module jsonl.writer:posix_file;
+
+namespace jsonl::detail {
+
+// "<what> <path>: <errno's message>"
+inline std::string errno_message(const char* what, const std::filesystem::path& path) {
+  return std::string(what) + " " + path.string() + ": " + std::generic_category().message(errno);
+}
+
+// Throws std::system_error for errno, described as "<what> <path>".
+[[noreturn]] inline void throw_errno(const char* what, const std::filesystem::path& path) {
+  throw std::system_error(errno, std::generic_category(), std::string(what) + " " + path.string());
+}
+
+// A file descriptor, closed with its owner. Holds -1 when a call that made it failed
+// (errno then says why).
+class FileDescriptor {
+ public:
+  explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
+  // open(2) of `path` with `flags` and O_CLOEXEC; throws std::system_error on failure.
+  FileDescriptor(const std::filesystem::path& path, int flags, mode_t mode = 0644)
+      : fd_(::open(path.c_str(), flags | O_CLOEXEC, mode)) {
+    if (fd_ < 0) throw_errno("open", path);
+  }
+  FileDescriptor(FileDescriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+  FileDescriptor& operator=(FileDescriptor&&) = delete;
+  ~FileDescriptor() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  int get() const noexcept { return fd_; }
+
+ private:
+  int fd_;
+};
+
+inline std::string host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0) return "unknown-host";
+  return name;
+}
+
+}  // namespace jsonl::detail
