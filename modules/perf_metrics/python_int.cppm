@@ -5,7 +5,7 @@ module;
 #include <optional>
 #include <string_view>
 
-export module jsonl.perf_metrics:python_int;
+module jsonl.perf_metrics:python_int;
 
 namespace jsonl {
 

@@ -1,0 +1,150 @@
+module;
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <string_view>
+
+module jsonl.writer;
+
+import :json_writer;
+
+namespace jsonl {
+
+using detail::JsonTextWriter;
+
+bool append_json(const boost::json::value& value, std::string& out,
+                 const JsonTextOptions& options) {
+  JsonTextWriter writer(out, options);
+  writer.value(value, 0);
+  return writer.sanitized();
+}
+
+// The stream's options, held before the writer that refers to them is constructed: the
+// caller's may be a temporary.
+struct OwnOptions {
+  JsonTextOptions options;
+};
+
+class JsonTextStream::Writer : private OwnOptions, public JsonTextWriter {
+ public:
+  Writer(std::string& out, const JsonTextOptions& options)
+      : OwnOptions{options}, JsonTextWriter(out, OwnOptions::options) {}
+
+  using JsonTextWriter::floating;
+  using JsonTextWriter::integer;
+  using JsonTextWriter::string;
+
+  void put(std::string_view text) { out_ += text; }
+
+  // Before any value: inside an array, the comma that separates it from the one before.
+  void before_value() {
+    if (!in_array) return;
+    if (has_members) out_ += ',';
+    has_members = true;
+  }
+
+  void open(bool array) {
+    if (depth >= 64) throw std::length_error("JsonTextStream: more than 64 objects and arrays open");
+    check_depth(++depth);
+    out_ += array ? '[' : '{';
+    outer_has_members = outer_has_members << 1 | has_members;
+    outer_in_array = outer_in_array << 1 | in_array;
+    has_members = false;
+    in_array = array;
+  }
+
+  void close() {
+    out_ += in_array ? ']' : '}';
+    --depth;
+    has_members = (outer_has_members & 1) != 0;
+    in_array = (outer_in_array & 1) != 0;
+    outer_has_members >>= 1;
+    outer_in_array >>= 1;
+  }
+
+  std::size_t depth = 0;       // objects and arrays open
+  bool has_members = false;    // the innermost open one has a member (an element) already
+  bool in_array = false;       // the innermost open one is an array
+  std::uint64_t outer_has_members = 0;  // the same for the enclosing ones, innermost lowest
+  std::uint64_t outer_in_array = 0;
+};
+
+JsonTextStream::JsonTextStream(std::string& out, const JsonTextOptions& options)
+    : writer_(std::make_unique<Writer>(out, options)) {}
+
+JsonTextStream::~JsonTextStream() = default;
+
+void JsonTextStream::begin_object() {
+  writer_->before_value();
+  writer_->open(false);
+}
+
+void JsonTextStream::key(std::string_view name) {
+  writer_->key(name, !writer_->has_members);
+  writer_->has_members = true;
+}
+
+void JsonTextStream::value(const boost::json::value& value) {
+  writer_->before_value();
+  writer_->value(value, writer_->depth);
+}
+
+void JsonTextStream::null() {
+  writer_->before_value();
+  writer_->put("null");
+}
+
+void JsonTextStream::boolean(bool value) {
+  writer_->before_value();
+  writer_->put(value ? "true" : "false");
+}
+
+void JsonTextStream::integer(std::int64_t value) {
+  writer_->before_value();
+  writer_->integer(value);
+}
+
+void JsonTextStream::unsigned_integer(std::uint64_t value) {
+  writer_->before_value();
+  writer_->integer(value);
+}
+
+void JsonTextStream::floating(double value) {
+  writer_->before_value();
+  writer_->floating(value);
+}
+
+void JsonTextStream::string(std::string_view text) {
+  writer_->before_value();
+  writer_->string(text);
+}
+
+void JsonTextStream::object_without(const boost::json::object& members,
+                                    std::initializer_list<std::string_view> omitted) {
+  writer_->before_value();
+  writer_->object_without(members, writer_->depth + 1, omitted);
+}
+
+void JsonTextStream::end_object() { writer_->close(); }
+
+void JsonTextStream::begin_array() {
+  writer_->before_value();
+  writer_->open(true);
+}
+
+void JsonTextStream::end_array() { writer_->close(); }
+
+bool JsonTextStream::sanitized() const noexcept { return writer_->sanitized(); }
+
+std::string to_json_text(const boost::json::value& value, const JsonTextOptions& options) {
+  std::string out;
+  append_json(value, out, options);
+  return out;
+}
+
+}  // namespace jsonl

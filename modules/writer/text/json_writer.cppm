@@ -1,0 +1,309 @@
+// The JSON text writer behind append_json and JsonTextStream. A module implementation
+// partition: nothing of it is exported.
+module;
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/string.hpp>
+#include <boost/json/value.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+module jsonl.writer:json_writer;
+
+import :json_text;
+import :utf8;
+import :plain_scan;
+import :python_float;
+
+namespace jsonl::detail {
+
+inline constexpr char hex_digits[] = "0123456789abcdef";
+
+// Appends to a std::string through a raw cursor: the string is grown ahead, a little at
+// a time (resize zero-fills what it adds, and the string may already hold many lines;
+// its capacity still grows geometrically), and trimmed to what was written when the
+// Output goes away, so each append is a bounds check and a copy, not a std::string call.
+class Output {
+ public:
+  explicit Output(std::string& text) : text_(text), cursor_(text.data() + text.size()), end_(cursor_) {}
+  Output(const Output&) = delete;
+  Output& operator=(const Output&) = delete;
+  ~Output() { text_.resize(static_cast<std::size_t>(cursor_ - text_.data())); }
+
+  // Room for `bytes` more at the returned cursor; commit_to() the end of what was
+  // written there.
+  [[gnu::always_inline]] char* reserve(std::size_t bytes) {
+    if (static_cast<std::size_t>(end_ - cursor_) < bytes) grow(bytes);
+    return cursor_;
+  }
+  void commit_to(char* end) noexcept { cursor_ = end; }
+  [[gnu::always_inline]] void put(char c) { *reserve(1) = c, ++cursor_; }
+  [[gnu::always_inline]] void append(const char* data, std::size_t bytes) {
+    copy_short(reserve(bytes), data, bytes);
+    cursor_ += bytes;
+  }
+  Output& operator+=(char c) {
+    put(c);
+    return *this;
+  }
+  Output& operator+=(std::string_view text) {
+    append(text.data(), text.size());
+    return *this;
+  }
+
+  // memcpy, with the short lengths JSON text is mostly made of copied inline rather
+  // than through a library call.
+  static void copy_short(char* to, const char* from, std::size_t bytes) noexcept {
+    if (bytes > 16 && bytes <= 32) {
+      std::memcpy(to, from, 16);
+      std::memcpy(to + bytes - 16, from + bytes - 16, 16);
+    } else if (bytes >= 8 && bytes <= 16) {
+      std::memcpy(to, from, 8);
+      std::memcpy(to + bytes - 8, from + bytes - 8, 8);
+    } else if (bytes >= 4 && bytes < 8) {
+      std::memcpy(to, from, 4);
+      std::memcpy(to + bytes - 4, from + bytes - 4, 4);
+    } else if (bytes < 4) {
+      for (std::size_t i = 0; i < bytes; ++i) to[i] = from[i];
+    } else {
+      std::memcpy(to, from, bytes);
+    }
+  }
+
+ private:
+  [[gnu::noinline]] void grow(std::size_t bytes) {
+    const auto size = static_cast<std::size_t>(cursor_ - text_.data());
+    text_.resize(size + std::max(bytes, std::size_t{1024}));
+    cursor_ = text_.data() + size;
+    end_ = text_.data() + text_.size();
+  }
+
+  std::string& text_;
+  char* cursor_;
+  char* end_;
+};
+
+class JsonTextWriter {
+ public:
+  JsonTextWriter(std::string& out, const JsonTextOptions& options) : out_(out), options_(options) {}
+
+  bool sanitized() const noexcept { return sanitized_; }
+
+  // An object at nesting level `depth` (1 for a top-level one), without the members whose
+  // keys are in `omitted`.
+  void object_without(const boost::json::object& members, std::size_t depth,
+                      std::initializer_list<std::string_view> omitted) {
+    open_object(depth);
+    bool first = true;
+    for (const auto& member : members) {
+      if (std::find(omitted.begin(), omitted.end(), member.key()) != omitted.end()) continue;
+      key(member.key(), first);
+      first = false;
+      value(member.value(), depth);
+    }
+    close_object();
+  }
+
+  void open_object(std::size_t depth) {
+    check_depth(depth);
+    out_ += '{';
+  }
+  [[gnu::always_inline]] void key(std::string_view name, bool first) {
+    quoted(name, first ? quote : comma_quote, quote_colon);
+  }
+  void close_object() { out_ += '}'; }
+
+  void value(const boost::json::value& v, std::size_t depth) {
+    switch (v.kind()) {
+      case boost::json::kind::null:
+        out_ += "null";
+        return;
+      case boost::json::kind::bool_:
+        out_ += v.get_bool() ? "true" : "false";
+        return;
+      case boost::json::kind::int64:
+        integer(v.get_int64());
+        return;
+      case boost::json::kind::uint64:
+        integer(v.get_uint64());
+        return;
+      case boost::json::kind::double_:
+        floating(v.get_double());
+        return;
+      case boost::json::kind::string:
+        string(v.get_string());
+        return;
+      case boost::json::kind::array:
+        array(v.get_array(), depth + 1);
+        return;
+      case boost::json::kind::object:
+        object(v.get_object(), depth + 1);
+        return;
+    }
+  }
+
+ protected:
+  void object(const boost::json::object& members, std::size_t depth) {
+    open_object(depth);
+    bool first = true;
+    for (const auto& member : members) {
+      key(member.key(), first);
+      first = false;
+      value(member.value(), depth);
+    }
+    close_object();
+  }
+
+  void check_depth(std::size_t depth) const {
+    if (depth > options_.max_depth) {
+      throw MalformedRecord("nesting deeper than " + std::to_string(options_.max_depth) +
+                            " levels");
+    }
+  }
+
+  void array(const boost::json::array& items, std::size_t depth) {
+    check_depth(depth);
+    out_ += '[';
+    bool first = true;
+    for (const auto& item : items) {
+      if (!first) out_ += ',';
+      first = false;
+      value(item, depth);
+    }
+    out_ += ']';
+  }
+
+
+  template <class Integer>
+  void integer(Integer number) {
+    char* const at = out_.reserve(24);
+    out_.commit_to(std::to_chars(at, at + 24, number).ptr);
+  }
+
+  void floating(double number) {
+    if (!std::isfinite(number)) {
+      throw MalformedRecord(std::string("Out of range float values are not JSON compliant: ") +
+                            (std::isnan(number) ? "nan" : number > 0 ? "inf" : "-inf"));
+    }
+    char* const at = out_.reserve(64);
+    out_.commit_to(python_float_repr(at, number));
+  }
+
+  void unicode_escape(char32_t unit) {
+    const char escape[6] = {'\\', 'u', hex_digits[(unit >> 12) & 0xF], hex_digits[(unit >> 8) & 0xF],
+                            hex_digits[(unit >> 4) & 0xF], hex_digits[unit & 0xF]};
+    out_.append(escape, sizeof escape);
+  }
+
+  void ascii_escape(unsigned char c) {
+    switch (c) {
+      case '"':
+        out_ += "\\\"";
+        return;
+      case '\\':
+        out_ += "\\\\";
+        return;
+      case '\n':
+        out_ += "\\n";
+        return;
+      case '\r':
+        out_ += "\\r";
+        return;
+      case '\t':
+        out_ += "\\t";
+        return;
+      case '\b':
+        out_ += "\\b";
+        return;
+      case '\f':
+        out_ += "\\f";
+        return;
+      default:
+        if (c == 0x7F && !options_.ensure_ascii) {
+          out_ += static_cast<char>(c);
+        } else {
+          unicode_escape(c);
+        }
+    }
+  }
+
+  void non_ascii(std::string_view rest, std::size_t& consumed) {
+    const DecodedCodePoint decoded = decode_utf8(rest);
+    consumed = decoded.length;
+    if (!decoded.valid) sanitized_ = true;
+    if (!options_.ensure_ascii) {
+      if (decoded.valid) {
+        out_.append(rest.data(), decoded.length);
+      } else {
+        out_ += std::string_view("\xEF\xBF\xBD");
+      }
+      return;
+    }
+    const char32_t cp = decoded.code_point;
+    if (cp > 0xFFFF) {
+      const char32_t offset = cp - 0x10000;
+      unicode_escape(0xD800 + (offset >> 10));
+      unicode_escape(0xDC00 + (offset & 0x3FF));
+    } else {
+      unicode_escape(cp);
+    }
+  }
+
+  static constexpr std::string_view quote = "\"", comma_quote = ",\"", quote_colon = "\":";
+
+  void string(std::string_view text) { quoted(text, quote, quote); }
+
+  // `text` as a JSON string between `opening` (a quote, after a comma for a key that is
+  // not the first) and `closing` (a quote, then a colon for a key). Most strings (every
+  // key, most values) are plain throughout: they are found so a word at a time and
+  // copied in one go, punctuation included.
+  [[gnu::always_inline]] void quoted(std::string_view text, std::string_view opening, std::string_view closing) {
+    const std::size_t plain = plain_prefix(text);
+    char* at = out_.reserve(text.size() + 4);
+    std::memcpy(at, opening.data(), 2);  // over-copies a one-byte opening; the room is there
+    at += opening.size();
+    Output::copy_short(at, text.data(), plain);
+    at += plain;
+    if (plain == text.size()) {
+      std::memcpy(at, closing.data(), 2);
+      out_.commit_to(at + closing.size());
+      return;
+    }
+    out_.commit_to(at);
+    escaped_rest(text, plain);
+    out_ += closing;
+  }
+
+  // Writes text[from..] (text[from] is not plain): each byte that needs it escaped, the
+  // plain runs between them copied as they are.
+  void escaped_rest(std::string_view text, std::size_t from) {
+    for (std::size_t i = from; i < text.size();) {
+      const auto c = static_cast<unsigned char>(text[i]);
+      if (c < 0x80) {
+        ascii_escape(c);
+        ++i;
+      } else {
+        std::size_t consumed = 0;
+        non_ascii(text.substr(i), consumed);
+        i += consumed;
+      }
+      const std::size_t plain = plain_prefix(text.substr(i));
+      out_.append(text.data() + i, plain);
+      i += plain;
+    }
+  }
+
+  Output out_;
+  const JsonTextOptions& options_;
+  bool sanitized_ = false;
+};
+
+}  // namespace jsonl::detail
