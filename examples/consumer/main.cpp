@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   std::string line;
   int lines = 0;
   while (std::getline(file, line)) ++lines;
-  const bool ok = stats.written == 3 && stats.dropped_malformed == 1 && lines == 3 &&
+  const bool ok = stats.written == 3 && stats.dropped(jsonl::DropReason::malformed) == 1 && lines == 3 &&
                   writer.dropped_records() == 1 && jsonl::to_json_text(boost::json::value(1.0)) == "1.0" &&
                   traces.stats().written == 1;
   std::cout << (ok ? "consumer OK: " : "consumer FAILED: ") << lines << " lines in "

@@ -76,8 +76,7 @@ void check_trace_kind(std::string_view kind);
 
 // The bucket directories a writer has made: each is created (with its parents) on first
 // use and remembered, so later groups cost no system call for it. Called on the write
-// worker. A directory removed later is made again by the append itself (see
-// append_to_file).
+// worker. A directory removed later is made again by the append itself (see FileSink).
 class BucketDirectories {
  public:
   virtual ~BucketDirectories() = default;
@@ -116,57 +115,37 @@ class TraceFormat : public RecordFormat<TraceRecord<Payload>> {
   }
 };
 
-// Groups a batch by (hour bucket, kind), groups in the order their first record came,
-// records in submission order within a group, each group one append to
-// <directory>/<bucket>/<kind><suffix>.jsonl, its bucket directory made first.
+// Sends each record to <directory>/<hour bucket>/<kind><suffix>.jsonl: the drain groups
+// a batch by file, groups in the order their first record came, records in submission
+// order within a group, each group one append. A kind that could escape makes every
+// record of its group malformed (the format checks it), so its path is never opened.
 template <class Payload>
-class TraceLayout : public BatchLayout<TraceRecord<Payload>> {
+class TraceRoute : public RecordRoute<TraceRecord<Payload>> {
  public:
-  TraceLayout(std::filesystem::path directory, std::string suffix,
-              std::shared_ptr<const BucketDirectories> directories = std::make_shared<BucketDirectories>())
-      : directory_(std::move(directory)), suffix_(std::move(suffix)), directories_(std::move(directories)) {}
+  TraceRoute(std::filesystem::path directory, std::string suffix)
+      : directory_(std::move(directory)), suffix_(std::move(suffix)) {}
 
-  std::vector<FileAppend> lay_out(std::vector<TraceRecord<Payload>>& batch, const std::filesystem::path&,
-                                  GroupSerializer<TraceRecord<Payload>>& serialize) const override {
-    struct Group {
-      std::string bucket;
-      std::string kind;
-      std::vector<std::size_t> members;
-    };
-    std::vector<Group> groups;
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      std::string bucket = hour_bucket(batch[i].made_at);
-      Group* group = nullptr;
-      for (Group& candidate : groups) {
-        if (candidate.bucket == bucket && candidate.kind == batch[i].kind) group = &candidate;
-      }
-      if (!group) group = &groups.emplace_back(Group{std::move(bucket), batch[i].kind, {}});
-      group->members.push_back(i);
-    }
-    std::vector<TraceRecord<Payload>> ordered;
-    ordered.reserve(batch.size());
-    for (const Group& group : groups) {
-      for (const std::size_t i : group.members) ordered.push_back(std::move(batch[i]));
-    }
-    batch = std::move(ordered);
-
-    std::vector<FileAppend> appends;
-    std::size_t begin = 0;
-    for (const Group& group : groups) {
-      const std::span<TraceRecord<Payload>> records(batch.data() + begin, group.members.size());
-      begin += group.members.size();
-      // A kind that could escape makes every record of its group malformed (the format
-      // checks it), so its path is never opened.
-      appends.push_back(serialize.serialize(records, directory_ / group.bucket / (group.kind + suffix_ + ".jsonl")));
-    }
-    return appends;
+  std::filesystem::path route(const TraceRecord<Payload>& record) const override {
+    return directory_ / hour_bucket(record.made_at) / (record.kind + suffix_ + ".jsonl");
   }
-
-  void prepare(const FileAppend& append) const override { directories_->ensure(append.file.parent_path()); }
 
  private:
   std::filesystem::path directory_;
   std::string suffix_;
+};
+
+// Local files, each bucket directory made (and remembered) before its first append.
+class TraceSink : public FileSink {
+ public:
+  TraceSink(std::shared_ptr<const FileCalls> calls, std::shared_ptr<const BucketDirectories> directories)
+      : FileSink(std::move(calls)), directories_(std::move(directories)) {}
+
+  AppendOutcome append(const std::filesystem::path& file, const FileAppend& append) override {
+    directories_->ensure(file.parent_path());
+    return FileSink::append(file, append);
+  }
+
+ private:
   std::shared_ptr<const BucketDirectories> directories_;
 };
 
@@ -196,8 +175,9 @@ class RequestTraceWriter : public JsonlRecordWriter<TraceRecord<Payload>> {
                      std::shared_ptr<const BucketDirectories> directories = std::make_shared<BucketDirectories>())
       : JsonlRecordWriter<TraceRecord<Payload>>(
             options, std::make_shared<TraceFormat<Payload>>(),
-            std::make_shared<TraceLayout<Payload>>(options.output_dir.value_or(std::filesystem::path()),
-                                                   std::move(suffix), std::move(directories))),
+            std::make_shared<TraceSink>(options.durability.calls, std::move(directories)),
+            std::make_shared<TraceRoute<Payload>>(options.output_dir.value_or(std::filesystem::path()),
+                                                  std::move(suffix))),
         directory_(options.output_dir),
         log_sink_(options.log_sink) {}
 

@@ -4,21 +4,25 @@
 // does I/O of its own. One drain thread takes queued records in batches and serializes
 // each record into one line, the batches waiting together in one round, alone or side
 // by side on oneTBB's threads, whichever has lately cost less; one write worker appends
-// each batch to disk with a single write. Every
-// record submitted is accounted for: written, or dropped for a named reason
-// (`WriterStats`).
+// each file's lines of a batch with a single write, through a sink. Every record
+// submitted is accounted for: written, unknown (durability only), or dropped for a
+// named reason (`WriterStats`, `DropReason`).
 //
 // What a configuration may change:
 //   - how a record becomes one line, and which errors mean "malformed" (`RecordFormat`;
 //     `JsonLineFormat` for boost::json::value records, `DescribedFormat` for structs
 //     described with Boost.Describe);
-//   - how a batch is laid out on disk (`BatchLayout`);
+//   - which file each record goes to (`RecordRoute`), and where appends go (`Sink`;
+//     `FileSink` for local files);
 //   - the options in `WriterOptions` (directory, file stem, rotation, queue and batch
-//     sizes, shutdown timeout, log sink).
+//     sizes, shutdown timeout, durability, log sink).
 //
 // For monitoring, `prometheus_text` renders writers' `WriterStats` in Prometheus's text
 // exposition format. With durability (`WriterOptions::durability`) a writer publishes its
 // books beside its files; `verify_books` and `reconcile` read them back.
+//
+// The partitions below `jsonl::detail` are the writer's own parts that its templates
+// use (admission, accounts, the drain, the write side); they are not a contract.
 export module jsonl.writer;
 
 export import :log;
@@ -29,8 +33,16 @@ export import :format;
 export import :described;
 export import :arena;
 export import :file_calls;
-export import :layout;
+export import :sink;
+export import :route;
 export import :record_writer;
 export import :prometheus;
 export import :verify;
-export import :serialization_planner;
+
+export import :accounts;
+export import :admission;
+export import :writer_state;
+export import :side_by_side;
+export import :batch_serializer;
+export import :write_side;
+export import :drain;

@@ -127,7 +127,7 @@ BOOST_AUTO_TEST_CASE(shutdown_timeout_from_the_options_bounds_close_on_a_stuck_w
                  std::vector<std::string>{
                      "Timed out flushing performance metrics JSONL; dropping remaining records"},
              boost::test_tools::per_element());
-  BOOST_TEST(writer.stats().abandoned == 1u);
+  BOOST_TEST(writer.stats().dropped(jsonl::DropReason::abandoned) == 1u);
 
   // Drain the pipe so the abandoned write can finish and its thread end.
   const int fifo = ::open(writer.path()->c_str(), O_RDONLY);

@@ -308,7 +308,7 @@ BOOST_AUTO_TEST_CASE(a_typed_writer_writes_the_file_the_json_writer_writes_for_t
   from_json.close();
   BOOST_TEST(jsonl_test::read_file(*typed.path()) == jsonl_test::read_file(*from_json.path()));
   BOOST_TEST(typed.stats().written == from_json.stats().written);
-  BOOST_TEST(typed.stats().dropped_malformed == from_json.stats().dropped_malformed);
+  BOOST_TEST(typed.stats().dropped(jsonl::DropReason::malformed) == from_json.stats().dropped(jsonl::DropReason::malformed));
   BOOST_TEST(typed.stats().sanitized == from_json.stats().sanitized);
 }
 

@@ -55,16 +55,16 @@ Record record(std::string_view kind, int n, std::chrono::system_clock::time_poin
 
 std::vector<std::string> lines_of(const std::filesystem::path& file) { return jsonl_test::read_lines(file); }
 
-// The trace layout, recording each append's file and size.
-class RecordingLayout : public jsonl::TraceLayout<json::value> {
+// The trace sink, recording each append's file and size.
+class RecordingSink : public jsonl::TraceSink {
  public:
-  using TraceLayout::TraceLayout;
-  void prepare(const jsonl::FileAppend& append) const override {
+  using TraceSink::TraceSink;
+  jsonl::AppendOutcome append(const std::filesystem::path& file, const jsonl::FileAppend& append) override {
     {
       const std::lock_guard lock(mutex_);
-      appends_.emplace_back(append.file, append.records);
+      appends_.emplace_back(file, append.records);
     }
-    TraceLayout::prepare(append);
+    return TraceSink::append(file, append);
   }
   std::vector<std::pair<std::filesystem::path, std::size_t>> appends() const {
     const std::lock_guard lock(mutex_);
@@ -76,12 +76,14 @@ class RecordingLayout : public jsonl::TraceLayout<json::value> {
   mutable std::vector<std::pair<std::filesystem::path, std::size_t>> appends_;
 };
 
-// A writer on the recording layout, with the request trace's options and suffix "-t".
+// A writer on the recording sink, with the request trace's options and suffix "-t".
 struct RecordingWriter {
   RecordingWriter(const std::filesystem::path& directory, Log& log)
-      : layout(std::make_shared<RecordingLayout>(directory, "-t")),
-        writer(options_in(directory, log), std::make_shared<jsonl::TraceFormat<json::value>>(), layout) {}
-  std::shared_ptr<RecordingLayout> layout;
+      : sink(std::make_shared<RecordingSink>(options_in(directory, log).durability.calls,
+                                             std::make_shared<jsonl::BucketDirectories>())),
+        writer(options_in(directory, log), std::make_shared<jsonl::TraceFormat<json::value>>(), sink,
+               std::make_shared<jsonl::TraceRoute<json::value>>(directory, "-t")) {}
+  std::shared_ptr<RecordingSink> sink;
   jsonl::JsonlRecordWriter<Record> writer;
 };
 
@@ -137,7 +139,7 @@ BOOST_AUTO_TEST_CASE(a_batch_spanning_an_hour_boundary_is_two_appends_to_two_fil
   recording.writer.submit(record(jsonl::trace_requests, 3, just_before_three));
   recording.writer.start();
   recording.writer.close();
-  const auto appends = recording.layout->appends();
+  const auto appends = recording.sink->appends();
   BOOST_REQUIRE_EQUAL(appends.size(), 2u);
   BOOST_TEST(appends[0].first == directory.path() / "2026-09-03T14" / "requests-t.jsonl");
   BOOST_TEST(appends[0].second == 2u);
@@ -156,7 +158,7 @@ BOOST_AUTO_TEST_CASE(requests_and_responses_of_one_batch_are_two_appends) {
   }
   recording.writer.start();
   recording.writer.close();
-  const auto appends = recording.layout->appends();
+  const auto appends = recording.sink->appends();
   BOOST_REQUIRE_EQUAL(appends.size(), 2u);
   BOOST_TEST(appends[0].first.filename() == "requests-t.jsonl");
   BOOST_TEST(appends[1].first.filename() == "responses-t.jsonl");
@@ -172,7 +174,7 @@ BOOST_AUTO_TEST_CASE(batches_hold_at_most_32_records) {
   recording.writer.start();
   recording.writer.close();
   std::vector<std::size_t> sizes;
-  for (const auto& append : recording.layout->appends()) sizes.push_back(append.second);
+  for (const auto& append : recording.sink->appends()) sizes.push_back(append.second);
   const std::vector<std::size_t> expected{32, 32, 6};
   BOOST_TEST(sizes == expected, boost::test_tools::per_element());
 }
@@ -228,7 +230,7 @@ BOOST_AUTO_TEST_CASE(a_nan_makes_a_trace_record_malformed) {
   BOOST_TEST(lines_of(directory.path() / "2026-09-03T14" / "requests.jsonl") ==
                  std::vector<std::string>{R"({"n":2})"},
              boost::test_tools::per_element());
-  BOOST_TEST(writer.stats().dropped_malformed == 1u);
+  BOOST_TEST(writer.stats().dropped(jsonl::DropReason::malformed) == 1u);
   const auto warnings = log.at(LogLevel::warning);
   BOOST_REQUIRE_EQUAL(warnings.size(), 1u);
   BOOST_TEST(warnings[0] ==
@@ -262,7 +264,7 @@ BOOST_AUTO_TEST_CASE(a_bucket_directory_that_cannot_be_created_costs_that_group_
                  std::vector<std::string>{R"({"n":2})"},
              boost::test_tools::per_element());
   const auto stats = writer.stats();
-  BOOST_TEST(stats.dropped_write_error == 2u);
+  BOOST_TEST(stats.dropped(jsonl::DropReason::write_error) == 2u);
   BOOST_TEST(stats.written == 1u);
   const auto warnings = log.at(LogLevel::warning);
   // The two groups of hour 14 fail one after the other: one run, one warning.
@@ -296,7 +298,7 @@ BOOST_AUTO_TEST_CASE(a_kind_that_could_escape_its_directory_makes_the_record_mal
   }
   BOOST_TEST(writer.submit(record("requests", 2)));
   writer.close();
-  BOOST_TEST(writer.stats().dropped_malformed == 6u);
+  BOOST_TEST(writer.stats().dropped(jsonl::DropReason::malformed) == 6u);
   BOOST_TEST(writer.stats().written == 1u);
   std::size_t entries = 0;
   for (const auto& entry : std::filesystem::recursive_directory_iterator(directory.path())) {
@@ -322,7 +324,7 @@ BOOST_AUTO_TEST_CASE(close_writes_every_queued_record_and_a_writer_without_a_dir
   inert.close();
   BOOST_TEST(quiet.entries().empty());
   BOOST_TEST(inert.stats().written == 0u);
-  BOOST_TEST(inert.stats().ignored == 1u);
+  BOOST_TEST(inert.stats().dropped(jsonl::DropReason::ignored) == 1u);
 }
 
 BOOST_AUTO_TEST_CASE(a_directory_that_cannot_be_made_disables_the_writer_in_the_references_words) {

@@ -146,7 +146,7 @@ BOOST_AUTO_TEST_CASE(arena_records_write_what_the_same_values_in_default_storage
   writer.start();
   writer.close();
   BOOST_TEST(jsonl_test::read_file(*writer.path()) == written(std::move(by_default)));
-  BOOST_TEST(writer.stats().dropped_malformed == 1u);
+  BOOST_TEST(writer.stats().dropped(jsonl::DropReason::malformed) == 1u);
   BOOST_TEST(jsonl_test::accounting_holds(writer.stats()));
 }
 

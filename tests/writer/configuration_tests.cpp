@@ -1,9 +1,10 @@
-// What a configuration decides (line format, malformed errors, batch layout), error
+// What a configuration decides (line format, malformed errors, routes, sinks), error
 // containment and rate limits, and close() walking away from a stuck write.
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
@@ -24,7 +25,7 @@ using namespace std::chrono_literals;
 namespace {
 
 using jsonl_test::accounting_holds;
-using jsonl_test::StuckLayout;
+using jsonl_test::StuckSink;
 using jsonl_test::Log;
 using jsonl_test::test_options;
 
@@ -63,66 +64,46 @@ class FailingEverywhereFormat : public jsonl::JsonLineFormat {
   }
 };
 
-class FailingAppendLayout : public jsonl::BatchLayout<json::value> {
+class FailingAppendSink : public jsonl::FileSink {
  public:
-  jsonl::AppendResult append(const jsonl::FileAppend&) const override {
+  jsonl::AppendOutcome append(const std::filesystem::path&, const jsonl::FileAppend&) override {
     throw std::runtime_error("append bug");
   }
 };
 
-// A layout that fails to lay out the first batch.
-class FirstBatchLayoutFails : public jsonl::BatchLayout<json::value> {
+// Every record to the writer's file, but the second record routed fails: a bug in the
+// configuration's routing.
+class SecondRouteFails : public jsonl::RecordRoute<json::value> {
  public:
-  std::vector<jsonl::FileAppend> lay_out(std::vector<json::value>& batch,
-                                         const std::filesystem::path& file,
-                                         jsonl::GroupSerializer<json::value>& serialize) const override {
-    if (first_) {
-      first_ = false;
-      serialize.serialize(batch, file);  // serialized, then lost: the layout's bug
-      throw std::length_error("layout bug");
-    }
-    return BatchLayout::lay_out(batch, file, serialize);
+  std::filesystem::path route(const json::value&) const override {
+    if (++routed_ == 2) throw std::length_error("route bug");
+    return {};
   }
 
  private:
-  mutable bool first_ = true;  // the drain thread's alone
+  mutable std::atomic<int> routed_{0};
 };
 
-// A file per record key: the batch is grouped by "key" and each group serialized
-// through the writer's shared step into "<key>.jsonl" beside the writer's file.
-class FilePerKeyLayout : public jsonl::BatchLayout<json::value> {
+// A file per record key: "<key>.jsonl" in `directory`.
+class FilePerKeyRoute : public jsonl::RecordRoute<json::value> {
  public:
-  std::vector<jsonl::FileAppend> lay_out(std::vector<json::value>& batch,
-                                         const std::filesystem::path& file,
-                                         jsonl::GroupSerializer<json::value>& serialize) const override {
-    const auto key = [](const json::value& record) {
-      return std::string(record.as_object().at("key").as_string());
-    };
-    std::stable_sort(batch.begin(), batch.end(),
-                     [&](const json::value& a, const json::value& b) { return key(a) < key(b); });
-    std::vector<jsonl::FileAppend> appends;
-    for (auto first = batch.begin(); first != batch.end();) {
-      const auto last = std::find_if(first, batch.end(),
-                                     [&](const json::value& record) { return key(record) != key(*first); });
-      appends.push_back(serialize.serialize(std::span<json::value>(first, last),
-                                            file.parent_path() / (key(*first) + ".jsonl")));
-      first = last;
-    }
-    return appends;
+  explicit FilePerKeyRoute(std::filesystem::path directory) : directory_(std::move(directory)) {}
+  std::filesystem::path route(const json::value& record) const override {
+    return directory_ / (std::string(record.as_object().at("key").as_string()) + ".jsonl");
   }
+
+ private:
+  std::filesystem::path directory_;
 };
 
-// The default layout, noting how much room each append's text holds.
-class RoomNotingLayout : public jsonl::BatchLayout<json::value> {
+// The default sink, noting how much room each append's text holds.
+class RoomNotingSink : public jsonl::FileSink {
  public:
-  std::vector<jsonl::FileAppend> lay_out(std::vector<json::value>& batch,
-                                         const std::filesystem::path& file,
-                                         jsonl::GroupSerializer<json::value>& serialize) const override {
-    auto appends = BatchLayout::lay_out(batch, file, serialize);
-    for (const auto& append : appends) largest_room = std::max(largest_room, append.bytes.capacity());
-    return appends;
+  jsonl::AppendOutcome append(const std::filesystem::path& file, const jsonl::FileAppend& append) override {
+    largest_room = std::max(largest_room, append.bytes.capacity());
+    return FileSink::append(file, append);
   }
-  mutable std::size_t largest_room = 0;  // the drain thread's alone until close() returns
+  std::size_t largest_room = 0;  // the write worker's alone until close() returns
 };
 
 }  // namespace
@@ -134,8 +115,8 @@ BOOST_AUTO_TEST_CASE(a_huge_first_line_does_not_size_the_text_of_its_whole_batch
   Log log;
   auto options = test_options(directory.path(), log);
   options.batch_size = 64;
-  auto layout = std::make_shared<RoomNotingLayout>();
-  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(), layout);
+  auto sink = std::make_shared<RoomNotingSink>();
+  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(), sink);
   const std::string huge(256 * 1024, 'x');
   writer.submit(json::object{{"huge", huge}});
   for (int i = 1; i < 64; ++i) writer.submit(json::object{{"n", i}});
@@ -143,7 +124,7 @@ BOOST_AUTO_TEST_CASE(a_huge_first_line_does_not_size_the_text_of_its_whole_batch
   writer.close();
   BOOST_TEST(writer.stats().written == 64u);
   // Sized from the first line alone, the batch's text would take 64 huge lines' room.
-  BOOST_TEST(layout->largest_room < 8 * huge.size());
+  BOOST_TEST(sink->largest_room < 8 * huge.size());
 }
 
 BOOST_AUTO_TEST_CASE(configuration_decides_the_line_and_which_errors_are_malformed) {
@@ -165,8 +146,8 @@ BOOST_AUTO_TEST_CASE(configuration_decides_the_line_and_which_errors_are_malform
   BOOST_TEST(jsonl_test::contains(errors[0], "Unexpected error serializing test record"));
   BOOST_TEST(jsonl_test::contains(errors[0], "std::logic_error: serializer bug"));
   const auto stats = writer.stats();
-  BOOST_TEST(stats.dropped_malformed == 1u);
-  BOOST_TEST(stats.dropped_serialize_error == 1u);
+  BOOST_TEST(stats.dropped(jsonl::DropReason::malformed) == 1u);
+  BOOST_TEST(stats.dropped(jsonl::DropReason::serialize_error) == 1u);
   BOOST_TEST(writer.dropped_records() == 2u);
   BOOST_TEST(accounting_holds(stats));
 }
@@ -178,7 +159,7 @@ BOOST_AUTO_TEST_CASE(unexpected_errors_are_logged_first_then_every_thousandth_pe
   options.batch_size = 1;
   options.queue_size = 2000;
   jsonl::JsonlRecordWriter<> writer(options, std::make_shared<FailingEverywhereFormat>(),
-                                    std::make_shared<FailingAppendLayout>());
+                                    std::make_shared<FailingAppendSink>());
   for (int i = 0; i < 2000; ++i) BOOST_TEST(writer.submit(json::object{{"n", i}}));
   writer.start();
   writer.close();
@@ -193,26 +174,26 @@ BOOST_AUTO_TEST_CASE(unexpected_errors_are_logged_first_then_every_thousandth_pe
   BOOST_TEST(count("Unexpected error writing test JSONL (1000 so far)") == 1);
   BOOST_TEST(errors.size() == 4u);
   const auto stats = writer.stats();
-  BOOST_TEST(stats.dropped_serialize_error == 1000u);
-  BOOST_TEST(stats.dropped_unexpected_write == 1000u);
+  BOOST_TEST(stats.dropped(jsonl::DropReason::serialize_error) == 1000u);
+  BOOST_TEST(stats.dropped(jsonl::DropReason::unexpected_write) == 1000u);
   BOOST_TEST(accounting_holds(stats));
 }
 
-BOOST_AUTO_TEST_CASE(unexpected_error_laying_out_a_batch_costs_that_batch_not_the_drain) {
+BOOST_AUTO_TEST_CASE(unexpected_error_routing_a_record_costs_that_record_not_the_drain) {
   jsonl_test::ScratchDirectory directory;
   Log log;
   auto options = test_options(directory.path(), log);
   options.batch_size = 2;
-  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(),
-                                    std::make_shared<FirstBatchLayoutFails>());
+  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(), nullptr,
+                                    std::make_shared<SecondRouteFails>());
   for (int i = 0; i < 4; ++i) writer.submit(json::object{{"n", i}});
   writer.start();
   writer.close();
-  BOOST_TEST(jsonl_test::read_file(*writer.path()) == "{\"n\":2}\n{\"n\":3}\n");
+  BOOST_TEST(jsonl_test::read_file(*writer.path()) == "{\"n\":0}\n{\"n\":2}\n{\"n\":3}\n");
   const auto errors = log.at(LogLevel::error);
   BOOST_REQUIRE_EQUAL(errors.size(), 1u);
-  BOOST_TEST(jsonl_test::contains(errors[0], "std::length_error: layout bug"));
-  BOOST_TEST(writer.stats().dropped_serialize_error == 2u);
+  BOOST_TEST(jsonl_test::contains(errors[0], "std::length_error: route bug"));
+  BOOST_TEST(writer.stats().dropped(jsonl::DropReason::serialize_error) == 1u);
   BOOST_TEST(accounting_holds(writer.stats()));
 }
 
@@ -222,9 +203,9 @@ BOOST_AUTO_TEST_CASE(close_cancels_a_write_that_outlives_the_shutdown_timeout) {
   auto options = test_options(directory.path(), log);
   options.batch_size = 2;
   options.shutdown_timeout = 200ms;
-  auto gates = std::make_shared<StuckLayout::Gates>();
+  auto gates = std::make_shared<StuckSink::Gates>();
   jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(),
-                                    std::make_shared<StuckLayout>(gates));
+                                    std::make_shared<StuckSink>(gates));
   for (int i = 0; i < 2; ++i) writer.submit(json::object{{"n", i}});
   writer.start();
   gates->entered.wait();
@@ -242,24 +223,24 @@ BOOST_AUTO_TEST_CASE(close_cancels_a_write_that_outlives_the_shutdown_timeout) {
   BOOST_TEST(log.at(LogLevel::warning) == warnings, boost::test_tools::per_element());
   BOOST_TEST(log.at(LogLevel::error).empty());  // cancellation is not an unexpected error
   const auto stats = writer.stats();
-  BOOST_TEST(stats.abandoned == 6u);
+  BOOST_TEST(stats.dropped(jsonl::DropReason::abandoned) == 6u);
   BOOST_TEST(stats.written == 0u);
-  BOOST_TEST(stats.dropped_serialize_error == 0u);
+  BOOST_TEST(stats.dropped(jsonl::DropReason::serialize_error) == 0u);
   BOOST_TEST(accounting_holds(stats));
 
   // The abandoned append finishes on its own thread later, and is not counted twice.
   gates->release.count_down();
   gates->returned.wait();
   BOOST_TEST(writer.stats().written == 0u);
-  BOOST_TEST(writer.stats().abandoned == 6u);
+  BOOST_TEST(writer.stats().dropped(jsonl::DropReason::abandoned) == 6u);
 }
 
-BOOST_AUTO_TEST_CASE(layout_spreads_a_batch_over_files_through_the_shared_serializer) {
+BOOST_AUTO_TEST_CASE(a_route_spreads_a_batch_over_files_grouped_in_submission_order) {
   jsonl_test::ScratchDirectory directory;
   Log log;
   jsonl::JsonlRecordWriter<> writer(test_options(directory.path(), log),
-                                    std::make_shared<jsonl::JsonLineFormat>(),
-                                    std::make_shared<FilePerKeyLayout>());
+                                    std::make_shared<jsonl::JsonLineFormat>(), nullptr,
+                                    std::make_shared<FilePerKeyRoute>(directory.path()));
   writer.submit(json::object{{"key", "b"}, {"n", 1}});
   writer.submit(json::object{{"key", "a"}, {"n", 2}});
   writer.submit(json::object{{"key", "b"}, {"n", std::numeric_limits<double>::infinity()}});
@@ -271,7 +252,7 @@ BOOST_AUTO_TEST_CASE(layout_spreads_a_batch_over_files_through_the_shared_serial
              "{\"key\":\"b\",\"n\":1}\n{\"key\":\"b\",\"n\":4}\n");
   const auto stats = writer.stats();
   BOOST_TEST(stats.written == 3u);
-  BOOST_TEST(stats.dropped_malformed == 1u);
+  BOOST_TEST(stats.dropped(jsonl::DropReason::malformed) == 1u);
   BOOST_TEST(log.at(LogLevel::warning).size() == 1u);
   BOOST_TEST(accounting_holds(stats));
 }

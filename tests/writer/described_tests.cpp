@@ -120,7 +120,7 @@ BOOST_AUTO_TEST_CASE(a_writer_of_described_records_writes_them_and_drops_the_mal
   const std::string line = jsonl::to_json_text(jsonl::to_json_value(full_sample()));
   const std::vector<std::string> expected{line, line};
   BOOST_TEST(jsonl_test::read_lines(*writer.path()) == expected, boost::test_tools::per_element());
-  BOOST_TEST(writer.stats().dropped_malformed == 1u);
+  BOOST_TEST(writer.stats().dropped(jsonl::DropReason::malformed) == 1u);
   BOOST_TEST(jsonl_test::accounting_holds(writer.stats()));
 }
 

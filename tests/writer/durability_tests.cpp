@@ -97,7 +97,7 @@ BOOST_AUTO_TEST_CASE(a_cut_inside_a_utf8_character_leaves_two_unknown_and_the_ne
   // never reached the file.
   BOOST_TEST(writer->stats().written == 0u);
   BOOST_TEST(writer->stats().unknown == 2u);
-  BOOST_TEST(writer->stats().dropped_write_error == 2u);
+  BOOST_TEST(writer->stats().dropped(jsonl::DropReason::write_error) == 2u);
 
   submit(*writer, 1, 4, "after");
   writer->close();
@@ -128,7 +128,7 @@ BOOST_AUTO_TEST_CASE(a_full_disk_drops_the_group_and_a_later_append_lands) {
   submit(*writer, 3);
   writer->start();
   BOOST_TEST(writer->flush(10s));
-  BOOST_TEST(writer->stats().dropped_write_error == 3u);
+  BOOST_TEST(writer->stats().dropped(jsonl::DropReason::write_error) == 3u);
   BOOST_TEST(writer->stats().unknown == 0u);
 
   submit(*writer, 2, 3);
@@ -182,7 +182,7 @@ BOOST_AUTO_TEST_CASE(a_stalled_filesystem_with_a_saturated_queue_still_balances)
   for (int index = 1; index < 1000; ++index) accepted += writer->submit(record(index));
   const jsonl::WriterStats stalled = writer->stats();
   BOOST_TEST(stalled.written == 0u);
-  BOOST_TEST(stalled.dropped_queue_full == 1000u - accepted);
+  BOOST_TEST(stalled.dropped(jsonl::DropReason::queue_full) == 1000u - accepted);
   BOOST_TEST(accepted < 1000);
 
   calls->release();
@@ -255,7 +255,7 @@ BOOST_AUTO_TEST_CASE(a_publication_stuck_in_the_filesystem_does_not_hold_up_clos
              (std::vector<std::string>{"Timed out flushing test JSONL; dropping remaining records",
                                        "Timed out publishing the closed test JSONL books"}),
              boost::test_tools::per_element());
-  BOOST_TEST(writer->stats().abandoned == 3u);
+  BOOST_TEST(writer->stats().dropped(jsonl::DropReason::abandoned) == 3u);
   calls->release();
   BOOST_TEST_REQUIRE(calls->books_fsync_returned.wait());
 }

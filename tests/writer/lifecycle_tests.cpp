@@ -94,7 +94,7 @@ BOOST_AUTO_TEST_CASE(close_writes_every_queued_record_then_ignores_submit) {
   writer.close();
   const auto stats = writer.stats();
   BOOST_TEST(stats.written == 500u);
-  BOOST_TEST(stats.ignored == 1u);
+  BOOST_TEST(stats.dropped(jsonl::DropReason::ignored) == 1u);
   BOOST_TEST(stats.submitted == 501u);
   BOOST_TEST(writer.dropped_records() == 0u);
   BOOST_TEST(accounting_holds(stats));
@@ -115,7 +115,7 @@ BOOST_AUTO_TEST_CASE(close_writes_a_record_admitted_before_it_whose_push_is_stil
   hold->moving.wait();  // admitted, and inside the push
   std::atomic<bool> closed = false;
   std::jthread closer = close_in_background(writer, closed);
-  while (writer.stats().ignored == 0) {  // a queue-full drop until close() stops accepting
+  while (writer.stats().dropped(jsonl::DropReason::ignored) == 0) {  // a queue-full drop until close() stops accepting
     writer.submit(HeldRecord(2));
     std::this_thread::yield();
   }
@@ -129,7 +129,7 @@ BOOST_AUTO_TEST_CASE(close_writes_a_record_admitted_before_it_whose_push_is_stil
   submitter.join();
   const auto stats = writer.stats();
   BOOST_TEST(stats.written == 1u);
-  BOOST_TEST(stats.abandoned == 0u);
+  BOOST_TEST(stats.dropped(jsonl::DropReason::abandoned) == 0u);
   BOOST_TEST(jsonl_test::read_lines(*writer.path()) == std::vector<std::string>{R"({"id":1})"});
   BOOST_TEST(accounting_holds(stats));
 }
@@ -144,7 +144,7 @@ BOOST_AUTO_TEST_CASE(submit_wait_waits_for_room_instead_of_dropping) {
   bool accepted = false;
   // The queue is full and nothing drains it: the producer must be waiting, not dropping.
   std::jthread producer = waiting_submit(writer, numbered(1), accepted);
-  BOOST_TEST(writer.stats().dropped_queue_full == 0u);
+  BOOST_TEST(writer.stats().dropped(jsonl::DropReason::queue_full) == 0u);
   writer.start();
   producer.join();
   BOOST_TEST(accepted);
@@ -168,8 +168,8 @@ BOOST_AUTO_TEST_CASE(close_wakes_a_waiting_submit_which_is_then_ignored) {
   producer.join();
   BOOST_TEST(!accepted);
   const auto stats = writer.stats();
-  BOOST_TEST(stats.ignored == 1u);
-  BOOST_TEST(stats.abandoned == 1u);  // queued, never started
+  BOOST_TEST(stats.dropped(jsonl::DropReason::ignored) == 1u);
+  BOOST_TEST(stats.dropped(jsonl::DropReason::abandoned) == 1u);  // queued, never started
   BOOST_TEST(accounting_holds(stats));
 }
 
@@ -179,9 +179,9 @@ BOOST_AUTO_TEST_CASE(close_wakes_a_waiting_submit_at_once_while_a_write_is_stuck
   auto options = test_options(directory.path(), log);
   options.queue_size = 1;
   options.batch_size = 1;
-  auto gates = std::make_shared<jsonl_test::StuckLayout::Gates>();
+  auto gates = std::make_shared<jsonl_test::StuckSink::Gates>();
   jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(),
-                                    std::make_shared<jsonl_test::StuckLayout>(gates));
+                                    std::make_shared<jsonl_test::StuckSink>(gates));
   writer.start();
   BOOST_TEST(writer.submit(numbered(0)));
   gates->entered.wait();  // record 0 is in a write that does not return
@@ -199,7 +199,7 @@ BOOST_AUTO_TEST_CASE(close_wakes_a_waiting_submit_at_once_while_a_write_is_stuck
   closer.join();
   const auto stats = writer.stats();
   BOOST_TEST(stats.written == 3u);
-  BOOST_TEST(stats.ignored == 1u);
+  BOOST_TEST(stats.dropped(jsonl::DropReason::ignored) == 1u);
   BOOST_TEST(accounting_holds(stats));
 }
 
@@ -218,7 +218,7 @@ BOOST_AUTO_TEST_CASE(writer_without_output_directory_does_nothing) {
   BOOST_TEST(!writer.path().has_value());
   writer.close();
   BOOST_TEST(log.entries().empty());
-  BOOST_TEST(writer.stats().ignored == 1u);
+  BOOST_TEST(writer.stats().dropped(jsonl::DropReason::ignored) == 1u);
   BOOST_TEST(accounting_holds(writer.stats()));
 }
 
@@ -239,8 +239,8 @@ BOOST_AUTO_TEST_CASE(output_directory_that_cannot_be_created_disables_the_writer
   BOOST_TEST(!writer.submit(numbered(2)));
   writer.close();
   const auto stats = writer.stats();
-  BOOST_TEST(stats.abandoned == 1u);
-  BOOST_TEST(stats.ignored == 1u);
+  BOOST_TEST(stats.dropped(jsonl::DropReason::abandoned) == 1u);
+  BOOST_TEST(stats.dropped(jsonl::DropReason::ignored) == 1u);
   BOOST_TEST(accounting_holds(stats));
   BOOST_TEST(log.entries().size() == 1u);
 }

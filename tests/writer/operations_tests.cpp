@@ -33,13 +33,13 @@ json::value numbered(int i) { return json::object{{"n", i}}; }
 // Generous: a flush that times out fails its test rather than hanging it.
 constexpr auto flush_timeout = std::chrono::milliseconds(60'000);
 
-// The default appender, refusing appends with ENOSPC while `full` is set: a disk that
+// The default sink, refusing appends with ENOSPC while `full` is set: a disk that
 // fills up and is cleaned.
-class FullDiskLayout : public jsonl::BatchLayout<json::value> {
+class FullDiskSink : public jsonl::FileSink {
  public:
-  jsonl::AppendResult append(const jsonl::FileAppend& append) const override {
-    if (full) throw std::system_error(ENOSPC, std::generic_category(), "write " + append.file.string());
-    return BatchLayout::append(append);
+  jsonl::AppendOutcome append(const std::filesystem::path& file, const jsonl::FileAppend& append) override {
+    if (full) throw std::system_error(ENOSPC, std::generic_category(), "write " + file.string());
+    return FileSink::append(file, append);
   }
   mutable std::atomic<bool> full{false};
 };
@@ -148,7 +148,7 @@ BOOST_AUTO_TEST_CASE(a_directory_that_cannot_be_recreated_costs_the_batch_and_wr
 
   BOOST_TEST(jsonl_test::read_lines(*writer.path()) == numbered_lines(8, 12), boost::test_tools::per_element());
   const auto stats = writer.stats();
-  BOOST_TEST(stats.dropped_write_error == 4u);
+  BOOST_TEST(stats.dropped(jsonl::DropReason::write_error) == 4u);
   BOOST_TEST(stats.written == 8u);
   const auto warnings = log.at(LogLevel::warning);
   BOOST_REQUIRE_EQUAL(warnings.size(), 3u);
@@ -163,21 +163,21 @@ BOOST_AUTO_TEST_CASE(a_full_disk_costs_the_batches_it_refuses_warns_once_a_run_a
   Log log;
   auto options = test_options(directory.path(), log);
   options.batch_size = 5;
-  auto layout = std::make_shared<FullDiskLayout>();
-  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(), layout);
+  auto sink = std::make_shared<FullDiskSink>();
+  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(), sink);
   writer.start();
   const auto write = [&](int from, int to) {
     submit_range(writer, from, to);
     BOOST_TEST_REQUIRE(writer.flush(flush_timeout));
   };
   write(0, 5);
-  layout->full = true;
+  sink->full = true;
   write(5, 15);  // two batches refused: one run
-  layout->full = false;
+  sink->full = false;
   write(15, 20);
-  layout->full = true;
+  sink->full = true;
   write(20, 25);
-  layout->full = false;
+  sink->full = false;
   write(25, 30);
   writer.close();
 
@@ -192,7 +192,7 @@ BOOST_AUTO_TEST_CASE(a_full_disk_costs_the_batches_it_refuses_warns_once_a_run_a
   BOOST_TEST(jsonl_test::contains(warnings[2], "Failed to write test JSONL: write "));
   BOOST_TEST(warnings[3] == "Resumed writing test JSONL after 5 records were lost");
   const auto stats = writer.stats();
-  BOOST_TEST(stats.dropped_write_error == 15u);
+  BOOST_TEST(stats.dropped(jsonl::DropReason::write_error) == 15u);
   BOOST_TEST(stats.written == 15u);
   BOOST_TEST(writer.dropped_records() == 15u);
   BOOST_TEST(accounting_holds(stats));
@@ -372,16 +372,16 @@ BOOST_AUTO_TEST_CASE(flush_counts_a_dropped_record_as_done) {
   writer.start();
   BOOST_TEST(writer.submit(json::value(std::numeric_limits<double>::quiet_NaN())));
   BOOST_TEST(writer.flush(flush_timeout));
-  BOOST_TEST(writer.stats().dropped_malformed == 1u);
+  BOOST_TEST(writer.stats().dropped(jsonl::DropReason::malformed) == 1u);
   writer.close();
 }
 
 BOOST_AUTO_TEST_CASE(flush_times_out_behind_a_stuck_append_says_so_and_never_blocks_submit) {
   jsonl_test::ScratchDirectory directory;
   Log log;
-  auto gates = std::make_shared<jsonl_test::StuckLayout::Gates>();
+  auto gates = std::make_shared<jsonl_test::StuckSink::Gates>();
   jsonl::JsonlRecordWriter<> writer(test_options(directory.path(), log), std::make_shared<jsonl::JsonLineFormat>(),
-                                    std::make_shared<jsonl_test::StuckLayout>(gates));
+                                    std::make_shared<jsonl_test::StuckSink>(gates));
   writer.start();
   submit_range(writer, 0, 3);
   gates->entered.wait();

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 
+#include "serialization_planner.hpp"
 #include "writer_fixture.hpp"
 
 namespace json = boost::json;

@@ -34,7 +34,7 @@ inline bool accounting_holds(const jsonl::WriterStats& stats) {
 
 // Appends that do not return until the test releases them; the gates tell when the
 // first append was entered and returned.
-class StuckLayout : public jsonl::BatchLayout<boost::json::value> {
+class StuckSink : public jsonl::FileSink {
  public:
   struct Gates {
     std::latch entered{1};
@@ -42,12 +42,12 @@ class StuckLayout : public jsonl::BatchLayout<boost::json::value> {
     std::latch returned{1};
     std::atomic<bool> first{true};
   };
-  explicit StuckLayout(std::shared_ptr<Gates> gates) : gates_(std::move(gates)) {}
-  jsonl::AppendResult append(const jsonl::FileAppend& append) const override {
+  explicit StuckSink(std::shared_ptr<Gates> gates) : gates_(std::move(gates)) {}
+  jsonl::AppendOutcome append(const std::filesystem::path& file, const jsonl::FileAppend& append) override {
     const bool first = gates_->first.exchange(false);
     if (first) gates_->entered.count_down();
     gates_->release.wait();
-    const auto result = BatchLayout::append(append);
+    const auto result = FileSink::append(file, append);
     if (first) gates_->returned.count_down();
     return result;
   }

@@ -33,11 +33,11 @@ using jsonl_test::accounting_holds;
 using jsonl_test::Log;
 using jsonl_test::test_options;
 
-// The default layout, recording how many lines each append carried.
-class RecordingLayout : public jsonl::BatchLayout<json::value> {
+// The default sink, recording how many lines each append carried.
+class RecordingSink : public jsonl::FileSink {
  public:
-  jsonl::AppendResult append(const jsonl::FileAppend& append) const override {
-    const jsonl::AppendResult result = BatchLayout::append(append);
+  jsonl::AppendOutcome append(const std::filesystem::path& file, const jsonl::FileAppend& append) override {
+    const jsonl::AppendOutcome result = FileSink::append(file, append);
     const std::lock_guard lock(mutex_);
     sizes_.push_back(append.records);
     appended_.notify_all();
@@ -58,12 +58,12 @@ class RecordingLayout : public jsonl::BatchLayout<json::value> {
   mutable std::vector<std::size_t> sizes_;
 };
 
-// An appender that throws `Error` for the appends numbered in `failing` (from 0).
+// A sink that throws `Error` for the appends numbered in `failing` (from 0).
 template <class Error>
-class FailingLayout : public jsonl::BatchLayout<json::value> {
+class FailingSink : public jsonl::FileSink {
  public:
-  explicit FailingLayout(std::vector<std::size_t> failing) : failing_(std::move(failing)) {}
-  jsonl::AppendResult append(const jsonl::FileAppend& append) const override {
+  explicit FailingSink(std::vector<std::size_t> failing) : failing_(std::move(failing)) {}
+  jsonl::AppendOutcome append(const std::filesystem::path& file, const jsonl::FileAppend& append) override {
     std::size_t index;
     {
       const std::lock_guard lock(mutex_);
@@ -76,7 +76,7 @@ class FailingLayout : public jsonl::BatchLayout<json::value> {
         throw Error("disk gremlin");
       }
     }
-    return BatchLayout::append(append);
+    return FileSink::append(file, append);
   }
 
  private:
@@ -158,14 +158,14 @@ BOOST_AUTO_TEST_CASE(batches_hold_at_most_batch_size_records) {
   Log log;
   auto options = test_options(directory.path(), log);
   options.batch_size = 4;
-  auto layout = std::make_shared<RecordingLayout>();
-  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(), layout);
+  auto sink = std::make_shared<RecordingSink>();
+  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(), sink);
   for (int i = 0; i < 10; ++i) BOOST_TEST(writer.submit(numbered(i)));
   BOOST_TEST(writer.stats().queue_depth == 10u);
   writer.start();
   writer.close();
   const std::vector<std::size_t> expected{4, 4, 2};
-  BOOST_TEST(layout->sizes() == expected, boost::test_tools::per_element());
+  BOOST_TEST(sink->sizes() == expected, boost::test_tools::per_element());
   BOOST_TEST(writer.stats().appends == 3u);
   const auto lines = jsonl_test::read_lines(*writer.path());
   BOOST_REQUIRE_EQUAL(lines.size(), 10u);
@@ -189,7 +189,7 @@ BOOST_AUTO_TEST_CASE(full_queue_drops_the_newest_counts_it_and_logs_the_first_dr
   const std::vector<std::string> kept{R"({"n":0})", R"({"n":1})", R"({"n":2})", R"({"n":3})"};
   BOOST_TEST(jsonl_test::read_lines(*writer.path()) == kept, boost::test_tools::per_element());
   const auto stats = writer.stats();
-  BOOST_TEST(stats.dropped_queue_full == 1500u);
+  BOOST_TEST(stats.dropped(jsonl::DropReason::queue_full) == 1500u);
   BOOST_TEST(stats.submitted == 1504u);
   BOOST_TEST(accounting_holds(stats));
 }
@@ -211,7 +211,7 @@ BOOST_AUTO_TEST_CASE(records_the_drain_holds_count_against_the_queue_size) {
   format->release.count_down();
   writer.close();
   BOOST_TEST(jsonl_test::read_lines(*writer.path()).size() == 4u);
-  BOOST_TEST(writer.stats().dropped_queue_full == 1u);
+  BOOST_TEST(writer.stats().dropped(jsonl::DropReason::queue_full) == 1u);
   BOOST_TEST(accounting_holds(writer.stats()));
 }
 
@@ -231,7 +231,7 @@ BOOST_AUTO_TEST_CASE(record_json_cannot_represent_is_dropped_alone_and_logged_on
   BOOST_TEST(warnings[0] ==
              "Dropped malformed test record: Out of range float values are not JSON compliant: nan");
   BOOST_TEST(log.at(LogLevel::error).empty());
-  BOOST_TEST(writer.stats().dropped_malformed == 1u);
+  BOOST_TEST(writer.stats().dropped(jsonl::DropReason::malformed) == 1u);
   BOOST_TEST(writer.dropped_records() == 1u);
   BOOST_TEST(accounting_holds(writer.stats()));
 }
@@ -258,7 +258,7 @@ BOOST_AUTO_TEST_CASE(unexpected_write_failure_costs_one_batch_not_the_drain) {
   auto options = test_options(directory.path(), log);
   options.batch_size = 2;
   jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(),
-                                    std::make_shared<FailingLayout<std::runtime_error>>(
+                                    std::make_shared<FailingSink<std::runtime_error>>(
                                         std::vector<std::size_t>{0}));
   for (int i = 0; i < 6; ++i) writer.submit(numbered(i));
   writer.start();
@@ -269,7 +269,7 @@ BOOST_AUTO_TEST_CASE(unexpected_write_failure_costs_one_batch_not_the_drain) {
   BOOST_REQUIRE_EQUAL(errors.size(), 1u);
   BOOST_TEST(jsonl_test::contains(errors[0], "Unexpected error writing test JSONL"));
   BOOST_TEST(jsonl_test::contains(errors[0], "std::runtime_error: disk gremlin"));
-  BOOST_TEST(writer.stats().dropped_unexpected_write == 2u);
+  BOOST_TEST(writer.stats().dropped(jsonl::DropReason::unexpected_write) == 2u);
   BOOST_TEST(writer.dropped_records() == 2u);
   BOOST_TEST(accounting_holds(writer.stats()));
 }
@@ -280,7 +280,7 @@ BOOST_AUTO_TEST_CASE(filesystem_refused_appends_drop_their_batches_and_warn_once
   auto options = test_options(directory.path(), log);
   options.batch_size = 2;
   jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(),
-                                    std::make_shared<FailingLayout<std::system_error>>(
+                                    std::make_shared<FailingSink<std::system_error>>(
                                         std::vector<std::size_t>{0, 1}));
   for (int i = 0; i < 6; ++i) writer.submit(numbered(i));
   writer.start();
@@ -292,7 +292,7 @@ BOOST_AUTO_TEST_CASE(filesystem_refused_appends_drop_their_batches_and_warn_once
   BOOST_TEST(jsonl_test::contains(warnings[0], "Failed to write test JSONL: append refused"));
   BOOST_TEST(warnings[1] == "Resumed writing test JSONL after 4 records were lost");
   BOOST_TEST(log.at(LogLevel::error).empty());
-  BOOST_TEST(writer.stats().dropped_write_error == 4u);
+  BOOST_TEST(writer.stats().dropped(jsonl::DropReason::write_error) == 4u);
   BOOST_TEST(writer.dropped_records() == 4u);
   BOOST_TEST(accounting_holds(writer.stats()));
 }
@@ -312,7 +312,7 @@ BOOST_AUTO_TEST_CASE(planted_symlink_at_the_file_name_is_refused) {
   const auto warnings = log.at(LogLevel::warning);
   BOOST_REQUIRE_EQUAL(warnings.size(), 1u);
   BOOST_TEST(jsonl_test::contains(warnings[0], "Failed to write test JSONL"));
-  BOOST_TEST(writer.stats().dropped_write_error == 1u);
+  BOOST_TEST(writer.stats().dropped(jsonl::DropReason::write_error) == 1u);
   BOOST_TEST(accounting_holds(writer.stats()));
 }
 
@@ -338,7 +338,7 @@ BOOST_AUTO_TEST_CASE(submits_from_several_threads_lose_nothing) {
   const auto stats = writer.stats();
   BOOST_TEST(stats.submitted == std::uint64_t{producers * per_producer});
   BOOST_TEST(accounting_holds(stats));
-  BOOST_TEST(stats.dropped_queue_full == writer.dropped_records());
+  BOOST_TEST(stats.dropped(jsonl::DropReason::queue_full) == writer.dropped_records());
   const auto lines = jsonl_test::read_lines(*writer.path());
   BOOST_TEST(lines.size() == stats.written);
   std::vector<std::int64_t> last(producers, -1);
@@ -356,14 +356,14 @@ BOOST_AUTO_TEST_CASE(submits_from_several_threads_lose_nothing) {
 BOOST_AUTO_TEST_CASE(file_removed_while_running_is_recreated_at_its_name) {
   jsonl_test::ScratchDirectory directory;
   Log log;
-  auto layout = std::make_shared<RecordingLayout>();
+  auto sink = std::make_shared<RecordingSink>();
   jsonl::JsonlRecordWriter<> writer(test_options(directory.path(), log),
-                                    std::make_shared<jsonl::JsonLineFormat>(), layout);
+                                    std::make_shared<jsonl::JsonLineFormat>(), sink);
   writer.submit(numbered(1));
   writer.start();
   const auto file = *writer.path();
   std::filesystem::path moved = directory.path() / "rotated.jsonl";
-  layout->wait_for_appends(1);
+  sink->wait_for_appends(1);
   std::filesystem::rename(file, moved);
   writer.submit(numbered(2));
   writer.close();

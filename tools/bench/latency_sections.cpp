@@ -120,8 +120,7 @@ int submit_latency(const Settings& settings) {
       auto release = std::make_shared<std::latch>(1);
       auto options = jsonl::perf_metrics_options(directory, "bench", [](jsonl::LogLevel, std::string_view) {});
       jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::JsonLineFormat>(),
-                                        stuck ? std::make_shared<StuckLayout>(release)
-                                              : std::make_shared<jsonl::BatchLayout<boost::json::value>>());
+                                        stuck ? std::make_shared<StuckSink>(release) : nullptr);
       writer.start();
       // Keeping up: 100,000 records/s in total. Stuck: as fast as the calls go.
       const double gap_ns = stuck ? 0.0 : 1e9 / 100'000 * producers;
@@ -186,7 +185,7 @@ int overload(const Settings& settings) {
   for (auto& s : samples) all.insert(all.end(), s.begin(), s.end());
   figure("overload_submitted", double(stats.submitted), "records");
   figure("overload_written", double(stats.written), "records");
-  figure("overload_dropped_queue_full", double(stats.dropped_queue_full), "records");
+  figure("overload_dropped_queue_full", double(stats.dropped(jsonl::DropReason::queue_full)), "records");
   figure("overload_submit_p50", percentile(all, 50), "ns");
   figure("overload_submit_p99.9", percentile(all, 99.9), "ns");
   const double rss = peak_rss_mib();
@@ -208,7 +207,7 @@ int stuck_close(const Settings& settings) {
   auto options = jsonl::perf_metrics_options(directory, "bench", [](jsonl::LogLevel, std::string_view) {});
   options.shutdown_timeout = std::chrono::milliseconds(500);
   jsonl::JsonlRecordWriter<> writer(options, std::make_shared<jsonl::PerfMetricsFormat>(),
-                                    std::make_shared<StuckLayout>(release));
+                                    std::make_shared<StuckSink>(release));
   writer.start();
   for (auto& record : raw_records(200, Shape::worker)) writer.submit(std::move(record));
   const auto began = std::chrono::steady_clock::now();

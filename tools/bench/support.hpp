@@ -45,13 +45,13 @@ inline std::vector<boost::json::value> raw_records(std::size_t count, Shape shap
   return records;
 }
 
-// A layout whose appends block until released: a disk that stopped answering.
-class StuckLayout : public jsonl::BatchLayout<boost::json::value> {
+// A sink whose appends block until released: a disk that stopped answering.
+class StuckSink : public jsonl::FileSink {
  public:
-  explicit StuckLayout(std::shared_ptr<std::latch> release) : release_(std::move(release)) {}
-  jsonl::AppendResult append(const jsonl::FileAppend& append) const override {
+  explicit StuckSink(std::shared_ptr<std::latch> release) : release_(std::move(release)) {}
+  jsonl::AppendOutcome append(const std::filesystem::path& file, const jsonl::FileAppend& append) override {
     release_->wait();
-    return BatchLayout::append(append);
+    return FileSink::append(file, append);
   }
 
  private:

@@ -41,9 +41,9 @@ int run_replay(const ReplayOptions& options, std::istream& in, std::ostream& out
   out << writer.path()->string() << '\n';
   const auto stats = writer.stats();
   err << "read " << read << ", submitted " << stats.submitted << ", written " << stats.written
-      << ", dropped " << stats.dropped() << " (malformed " << stats.dropped_malformed << ", serialize error "
-      << stats.dropped_serialize_error << ", write error " << stats.dropped_write_error + stats.dropped_unexpected_write
-      << ", abandoned " << stats.abandoned << "), skipped " << skipped << '\n';
+      << ", dropped " << stats.dropped() << " (malformed " << stats.dropped(jsonl::DropReason::malformed) << ", serialize error "
+      << stats.dropped(jsonl::DropReason::serialize_error) << ", write error " << stats.dropped(jsonl::DropReason::write_error) + stats.dropped(jsonl::DropReason::unexpected_write)
+      << ", abandoned " << stats.dropped(jsonl::DropReason::abandoned) << "), skipped " << skipped << '\n';
   if (!complete) {
     err << "input: read error\n";
     return 2;

@@ -22,12 +22,14 @@ module;
 module jsonl.writer;
 
 import :books;
+import :books_schema;
 import :posix_file;
 
 namespace jsonl::detail {
 namespace {
 
-constexpr std::string_view schema = "jsonl-writer-books/1";
+namespace field = books_schema;
+
 constexpr std::string_view durability_meaning =
     "a record is persisted once the append holding it, its newline included, was written "
     "and fsync()ed without error";
@@ -57,10 +59,10 @@ std::string iso_utc(std::chrono::system_clock::time_point at) {
 WriterBooks::WriterBooks(const WriterOptions& options)
     : options_(options),
       generation_(make_generation()),
-      document_file_(*options.output_dir / "_writer" / (generation_ + ".json")),
+      document_file_(*options.output_dir / books_schema::directory / (generation_ + ".json")),
       started_at_(options.clock()) {}
 
-void WriterBooks::book(const CommitOutcome& outcome) {
+void WriterBooks::book(const AppendOutcome& outcome) {
   if (outcome.error) {
     ++failed_appends_;
     last_error_ = *outcome.error;
@@ -73,7 +75,7 @@ void WriterBooks::book(const CommitOutcome& outcome) {
     books->start_offset = books->persisted_end = *outcome.size_before;
   }
   if (outcome.fragment_isolated) ++books->fragments_isolated;
-  if (outcome.persisted()) {
+  if (outcome.succeeded()) {
     books->persisted_end = *outcome.payload_offset + outcome.bytes;
     books->persisted_records += outcome.records;
   } else if (outcome.landed.value_or(0) != 0) {
@@ -93,51 +95,52 @@ void WriterBooks::deleted(const std::filesystem::path& file) {
   if (FileBooks* books = find(file)) books->deleted = true;
 }
 
-std::string WriterBooks::document(const BookCounts& counts, bool closed) const {
+std::string WriterBooks::document(const WriterStats& counts, bool closed) const {
   boost::json::array files;
   for (const FileBooks& books : files_) {
     boost::json::array extents;
     for (const Extent& extent : books.unknown_extents) {
-      extents.push_back({{"start", extent.start}, {"landed", extent.landed}, {"records", extent.records}});
+      extents.push_back(
+          {{field::start, extent.start}, {field::landed, extent.landed}, {field::records, extent.records}});
     }
-    files.push_back({{"file", books.file},
-                     {"start_offset", books.start_offset},
-                     {"persisted_end", books.persisted_end},
-                     {"persisted_records", books.persisted_records},
-                     {"fragments_isolated", books.fragments_isolated},
-                     {"unknown_extents", std::move(extents)},
-                     {"deleted", books.deleted}});
+    files.push_back({{field::file, books.file},
+                     {field::start_offset, books.start_offset},
+                     {field::persisted_end, books.persisted_end},
+                     {field::persisted_records, books.persisted_records},
+                     {field::fragments_isolated, books.fragments_isolated},
+                     {field::unknown_extents, std::move(extents)},
+                     {field::deleted, books.deleted}});
   }
-  boost::json::object dropped{{"queue_full", counts.queue_full},
-                              {"malformed", counts.malformed},
-                              {"serialize_error", counts.serialize_error},
-                              {"write_error", counts.write_error},
-                              {"unexpected_write", counts.unexpected_write},
-                              {"abandoned", counts.abandoned}};
-  const std::uint64_t classified = counts.persisted + counts.dropped() + counts.unknown;
+  boost::json::object dropped;
+  std::uint64_t classified = counts.written + counts.unknown;
+  for (const DropReasonInfo& reason : drop_reasons) {
+    if (!reason.booked) continue;
+    dropped[reason.name] = counts.dropped(reason.reason);
+    classified += counts.dropped(reason.reason);
+  }
   boost::json::object document{
-      {"schema", schema},
-      {"generation", generation_},
-      {"subject", options_.subject},
-      {"host", host_name()},
-      {"pid", ::getpid()},
-      {"started_at", iso_utc(started_at_)},
-      {"published_at", iso_utc(options_.clock())},
-      {"sequence", publications_.load()},
-      {"closed", closed},
-      {"durability", durability_meaning},
-      {"counts",
-       {{"submitted", counts.submitted},
-        {"persisted", counts.persisted},
-        {"dropped", std::move(dropped)},
-        {"unknown", counts.unknown},
-        {"pending", counts.submitted - classified}}},
-      {"attributes", {{"sanitized", counts.sanitized}}},
-      {"files", std::move(files)},
-      {"errors",
-       {{"failed_appends", failed_appends_},
-        {"last_error", last_error_ ? boost::json::value(*last_error_) : boost::json::value(nullptr)},
-        {"publication_errors", publication_errors_.load()}}}};
+      {field::schema, books_schema::id},
+      {field::generation, generation_},
+      {field::subject, options_.subject},
+      {field::host, host_name()},
+      {field::pid, ::getpid()},
+      {field::started_at, iso_utc(started_at_)},
+      {field::published_at, iso_utc(options_.clock())},
+      {field::sequence, publications_.load()},
+      {field::closed, closed},
+      {field::durability, durability_meaning},
+      {field::counts,
+       {{field::submitted, counts.submitted},
+        {field::persisted, counts.written},
+        {field::dropped, std::move(dropped)},
+        {field::unknown, counts.unknown},
+        {field::pending, counts.submitted - classified}}},
+      {field::attributes, {{field::sanitized, counts.sanitized}}},
+      {field::files, std::move(files)},
+      {field::errors,
+       {{field::failed_appends, failed_appends_},
+        {field::last_error, last_error_ ? boost::json::value(*last_error_) : boost::json::value(nullptr)},
+        {field::publication_errors, publication_errors_.load()}}}};
   return boost::json::serialize(document) + "\n";
 }
 
@@ -152,12 +155,7 @@ void WriterBooks::write_document(const std::string& document) const {
   const std::filesystem::path partial = directory / ("." + generation_ + ".json.partial");
   {
     const FileDescriptor out(partial, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW);
-    for (std::string_view rest = document; !rest.empty();) {
-      const ssize_t written = calls.write(out.get(), rest, partial);
-      if (written < 0 && errno == EINTR) continue;
-      if (written <= 0) throw_errno("write", partial);
-      rest.remove_prefix(static_cast<std::size_t>(written));
-    }
+    if (write_fully(calls, out.get(), document, partial) != document.size()) throw_errno("write", partial);
     if (calls.fsync(out.get(), partial) != 0) throw_errno("fsync", partial);
   }
   if (calls.rename(partial, document_file_) != 0) throw_errno("rename", partial);
@@ -165,9 +163,9 @@ void WriterBooks::write_document(const std::string& document) const {
   if (calls.fsync(folder.get(), directory) != 0) throw_errno("fsync", directory);
 }
 
-bool WriterBooks::publish_if_due(const BookCounts& counts, bool urgent, bool closed, std::string& error) {
+bool WriterBooks::publish_if_due(const WriterStats& counts, bool urgent, bool closed, std::string& error) {
   if (closed_) return true;
-  const Key key{counts.submitted, counts.persisted, counts.dropped(), counts.unknown, publication_errors_.load()};
+  const Key key{counts.submitted, counts.written, counts.dropped(), counts.unknown, publication_errors_.load()};
   const auto now = std::chrono::steady_clock::now();
   if (!closed) {
     if (published_ == key) return true;

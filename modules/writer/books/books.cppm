@@ -1,7 +1,6 @@
 // A durable writer's books: per file, the byte range its durable appends hold and what
 // its failed appends left behind, and the publication of the document that states them
-// beside the files. Not part of the public contract; exported only because
-// JsonlRecordWriter's template code uses the engine that keeps them.
+// beside the files. A module implementation partition: nothing of it is exported.
 module;
 
 #include <atomic>
@@ -12,34 +11,16 @@ module;
 #include <string>
 #include <vector>
 
-export module jsonl.writer:books;
+module jsonl.writer:books;
 
 import :options;
-import :durable_commit;
+import :stats;
+import :sink;
 
-export namespace jsonl::detail {
+namespace jsonl::detail {
 
-// The counts a document states, read by the engine so that they balance: everything
-// classified is read before `submitted`.
-struct BookCounts {
-  std::uint64_t submitted = 0;
-  std::uint64_t persisted = 0;
-  std::uint64_t unknown = 0;
-  std::uint64_t queue_full = 0;
-  std::uint64_t malformed = 0;
-  std::uint64_t serialize_error = 0;
-  std::uint64_t write_error = 0;
-  std::uint64_t unexpected_write = 0;
-  std::uint64_t abandoned = 0;
-  std::uint64_t sanitized = 0;
-
-  std::uint64_t dropped() const noexcept {
-    return queue_full + malformed + serialize_error + write_error + unexpected_write + abandoned;
-  }
-};
-
-// Not thread-safe: the engine calls it under one mutex, so that a document's counts and
-// file books agree. The publication counters are read lock-free.
+// Not thread-safe: the write side calls it under one mutex, so that a document's counts
+// and file books agree. The publication counters are read lock-free.
 class WriterBooks {
  public:
   // `options` must outlive the books; its output directory is set.
@@ -51,17 +32,19 @@ class WriterBooks {
   const std::filesystem::path& document_file() const noexcept { return document_file_; }
 
   // Write worker: one outcome of a commit, into its file's books.
-  void book(const CommitOutcome& outcome);
+  void book(const AppendOutcome& outcome);
   // Write worker: rotation's retention deleted `file`. Its books stay, marked "deleted":
   // its records were persisted, and the verifier has nothing left to read.
   void deleted(const std::filesystem::path& file);
 
-  // Publishes the document for `counts` when it is due: always when `closed`; otherwise
+  // Publishes the document for `counts` (the books' view of the counters: `submitted`
+  // counts only records the writer accepted or refused for a full queue, and is read
+  // last, so that the document balances) when it is due: always when `closed`; otherwise
   // when the books changed since the last publication that landed, and `urgent` or the
   // publish interval has passed since the last attempt. Once a closed document is
   // published, nothing more is. A failure is counted, logged by the caller from `error`,
   // and leaves the previous document whole. Returns false only for a failed attempt.
-  bool publish_if_due(const BookCounts& counts, bool urgent, bool closed, std::string& error);
+  bool publish_if_due(const WriterStats& counts, bool urgent, bool closed, std::string& error);
 
   // Lock-free.
   std::uint64_t publications() const noexcept { return publications_.load() - publication_errors_.load(); }
@@ -89,7 +72,7 @@ class WriterBooks {
     bool operator==(const Key&) const = default;
   };
 
-  std::string document(const BookCounts& counts, bool closed) const;
+  std::string document(const WriterStats& counts, bool closed) const;
   void write_document(const std::string& document) const;
 
   const WriterOptions& options_;
@@ -97,7 +80,7 @@ class WriterBooks {
   const std::filesystem::path document_file_;
   const std::chrono::system_clock::time_point started_at_;
 
-  // Everything below is guarded by the engine's books mutex, the counters aside.
+  // Everything below is guarded by the write side's books mutex, the counters aside.
   std::vector<FileBooks> files_;
   std::uint64_t failed_appends_ = 0;
   std::optional<std::string> last_error_;

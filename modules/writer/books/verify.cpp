@@ -27,12 +27,13 @@ module;
 module jsonl.writer;
 
 import :verify;
+import :books_schema;
 import :posix_file;
 
 namespace jsonl {
 namespace {
 
-constexpr std::string_view books_schema = "jsonl-writer-books/1";
+namespace field = detail::books_schema;
 constexpr std::uint64_t chunk_bytes = 1 << 20;
 
 class ReadOnlyFile {
@@ -117,8 +118,8 @@ struct Extent {
 
 std::vector<Extent> extents_of(const boost::json::object& file) {
   std::vector<Extent> extents;
-  for (const boost::json::value& extent : array_at(file, "unknown_extents")) {
-    extents.push_back({number(extent.as_object(), "start"), number(extent.as_object(), "landed")});
+  for (const boost::json::value& extent : array_at(file, field::unknown_extents)) {
+    extents.push_back({number(extent.as_object(), field::start), number(extent.as_object(), field::landed)});
   }
   std::sort(extents.begin(), extents.end(), [](const Extent& a, const Extent& b) { return a.start < b.start; });
   return extents;
@@ -126,13 +127,13 @@ std::vector<Extent> extents_of(const boost::json::object& file) {
 
 FileCheck check_file(const std::filesystem::path& output_dir, const boost::json::object& claim) {
   FileCheck check;
-  check.file = boost::json::value_to<std::string>(claim.at("file"));
-  check.start_offset = number(claim, "start_offset");
-  check.persisted_end = number(claim, "persisted_end");
-  check.persisted_records = number(claim, "persisted_records");
-  check.fragments_isolated = number(claim, "fragments_isolated");
+  check.file = boost::json::value_to<std::string>(claim.at(field::file));
+  check.start_offset = number(claim, field::start_offset);
+  check.persisted_end = number(claim, field::persisted_end);
+  check.persisted_records = number(claim, field::persisted_records);
+  check.fragments_isolated = number(claim, field::fragments_isolated);
   const std::vector<Extent> extents = extents_of(claim);
-  if (const boost::json::value* deleted = claim.if_contains("deleted"); deleted && deleted->as_bool()) {
+  if (const boost::json::value* deleted = claim.if_contains(field::deleted); deleted && deleted->as_bool()) {
     check.deleted = true;
     return check;
   }
@@ -179,11 +180,11 @@ boost::json::value read_json_file(const std::filesystem::path& path) {
 using Claims = std::map<std::string, std::vector<std::pair<std::uint64_t, std::uint64_t>>>;
 
 void add_claims(const boost::json::value& document, Claims& claims) {
-  for (const boost::json::value& file : array_at(document.as_object(), "files")) {
+  for (const boost::json::value& file : array_at(document.as_object(), field::files)) {
     const boost::json::object& claim = file.as_object();
-    if (const boost::json::value* deleted = claim.if_contains("deleted"); deleted && deleted->as_bool()) continue;
-    auto& ranges = claims[boost::json::value_to<std::string>(claim.at("file"))];
-    ranges.emplace_back(number(claim, "start_offset"), number(claim, "persisted_end"));
+    if (const boost::json::value* deleted = claim.if_contains(field::deleted); deleted && deleted->as_bool()) continue;
+    auto& ranges = claims[boost::json::value_to<std::string>(claim.at(field::file))];
+    ranges.emplace_back(number(claim, field::start_offset), number(claim, field::persisted_end));
     for (const Extent& extent : extents_of(claim)) ranges.emplace_back(extent.start, extent.start + extent.landed);
   }
 }
@@ -229,19 +230,19 @@ BooksCheck verify_books(const std::filesystem::path& output_dir, const boost::js
   BooksCheck books;
   try {
     const boost::json::object& top = document.as_object();
-    if (const boost::json::value* schema = top.if_contains("schema"); !schema || !schema->is_string() || schema->get_string() != books_schema) {
-      throw std::runtime_error("not a document of schema " + std::string(books_schema));
+    if (const boost::json::value* schema = top.if_contains(field::schema); !schema || !schema->is_string() || schema->get_string() != field::id) {
+      throw std::runtime_error("not a document of schema " + std::string(field::id));
     }
-    books.generation = boost::json::value_to<std::string>(top.at("generation"));
-    books.closed = top.at("closed").as_bool();
-    const boost::json::object& counts = object_at(top, "counts");
-    books.submitted = number(counts, "submitted");
-    books.persisted = number(counts, "persisted");
-    for (const auto& [reason, count] : object_at(counts, "dropped")) books.dropped += count.to_number<std::uint64_t>();
-    books.unknown = number(counts, "unknown");
-    books.pending = number(counts, "pending");
+    books.generation = boost::json::value_to<std::string>(top.at(field::generation));
+    books.closed = top.at(field::closed).as_bool();
+    const boost::json::object& counts = object_at(top, field::counts);
+    books.submitted = number(counts, field::submitted);
+    books.persisted = number(counts, field::persisted);
+    for (const auto& [reason, count] : object_at(counts, field::dropped)) books.dropped += count.to_number<std::uint64_t>();
+    books.unknown = number(counts, field::unknown);
+    books.pending = number(counts, field::pending);
     std::uint64_t in_files = 0;
-    for (const boost::json::value& file : array_at(top, "files")) {
+    for (const boost::json::value& file : array_at(top, field::files)) {
       books.files.push_back(check_file(output_dir, file.as_object()));
       in_files += books.files.back().persisted_records;
     }
@@ -257,7 +258,7 @@ BooksCheck verify_books(const std::filesystem::path& output_dir, const boost::js
 Reconciliation reconcile(const std::filesystem::path& output_dir) {
   Reconciliation reconciliation;
   Claims claims;
-  const std::filesystem::path books_dir = output_dir / "_writer";
+  const std::filesystem::path books_dir = output_dir / field::directory;
   std::vector<std::filesystem::path> documents;
   if (std::filesystem::is_directory(books_dir)) {
     for (const auto& entry : std::filesystem::directory_iterator(books_dir)) {

@@ -78,13 +78,13 @@ struct WriterOptions {
   //     when the commit failed; by flush(); when the worker is idle `publish_interval`
   //     with unpublished changes; and at close, with "closed": true. A publication that
   //     fails leaves the previous document whole, is counted, and is retried.
-  //   - a layout's FileAppender::append is not called: the writer appends to local
-  //     files itself, through `calls` (FileAppender::prepare still is).
+  //   - the sink is asked to make each commit durable (Sink::make_durable); the
+  //     default FileSink fsync()s through `calls`.
   struct Durability {
     bool enabled = false;
     std::chrono::milliseconds publish_interval{5000};  // positive
-    // The system calls of appends and publications; the real ones unless a test
-    // substitutes them.
+    // The system calls of the default sink's appends and of publications; the real ones
+    // unless a test substitutes them.
     std::shared_ptr<const FileCalls> calls = std::make_shared<FileCalls>();
   } durability;
 

@@ -54,21 +54,6 @@ void append_number(std::string& out, Number value) {
   out.append(text, std::to_chars(text, text + sizeof text, value).ptr);
 }
 
-struct DropReason {
-  std::string_view reason;
-  std::uint64_t WriterStats::*count;
-};
-
-constexpr DropReason drop_reasons[] = {
-    {"queue_full", &WriterStats::dropped_queue_full},
-    {"malformed", &WriterStats::dropped_malformed},
-    {"serialize_error", &WriterStats::dropped_serialize_error},
-    {"write_error", &WriterStats::dropped_write_error},
-    {"unexpected_write", &WriterStats::dropped_unexpected_write},
-    {"abandoned", &WriterStats::abandoned},
-    {"ignored", &WriterStats::ignored},
-};
-
 class Exposition {
  public:
   explicit Exposition(std::span<const WriterMetrics> writers) : writers_(writers) {}
@@ -134,8 +119,8 @@ std::string prometheus_text(std::span<const WriterMetrics> writers) {
               &WriterStats::unknown);
   out.family("jsonl_records_dropped_total", "counter", "Records dropped, by reason.");
   for (const WriterMetrics& writer : writers) {
-    for (const DropReason& drop : drop_reasons) {
-      out.sample("jsonl_records_dropped_total", writer, writer.stats.*drop.count, "reason", drop.reason);
+    for (const DropReasonInfo& drop : drop_reasons) {
+      out.sample("jsonl_records_dropped_total", writer, writer.stats.dropped(drop.reason), "reason", drop.name);
     }
   }
   out.counter("jsonl_records_sanitized_total", "Records written with invalid UTF-8 replaced.",

@@ -26,8 +26,7 @@ struct WriterMetrics {
 
 // The families, each with HELP and TYPE lines and a sample per writer:
 //   jsonl_records_submitted_total, jsonl_records_written_total,
-//   jsonl_records_dropped_total{reason="queue_full"|"malformed"|"serialize_error"|
-//     "write_error"|"unexpected_write"|"abandoned"|"ignored"},
+//   jsonl_records_dropped_total{reason="<name>"} for each of drop_reasons,
 //   jsonl_records_sanitized_total, jsonl_lines_written_total, jsonl_bytes_written_total,
 //   jsonl_appends_total, jsonl_files_started_total, jsonl_directories_recreated_total
 //   (counters); jsonl_queue_depth, jsonl_submits_waiting_for_room and

@@ -1,13 +1,52 @@
-// A snapshot of a writer's counters.
+// A snapshot of a writer's counters, and the reasons a record may be dropped.
 module;
 
+#include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 
 export module jsonl.writer:stats;
 
 export namespace jsonl {
+
+// Why a record submitted was not written. Each reason is one enumerator and its entry
+// in drop_reasons: the counters, WriterStats, the books and the Prometheus exposition
+// all follow that table.
+enum class DropReason : unsigned char {
+  queue_full,        // refused by submit: the queue was full
+  malformed,         // the format says it cannot be represented
+  serialize_error,   // the format (or the route) failed unexpectedly
+  write_error,       // in an append the filesystem refused (with durability: none of its
+                     // bytes landed)
+  unexpected_write,  // in an append whose write failed unexpectedly
+  abandoned,         // accepted, then given up at close (timeout) or at disable
+  ignored,           // refused by submit: not accepting (no directory, disabled, closing)
+};
+
+struct DropReasonInfo {
+  DropReason reason;
+  std::string_view name;  // in the books, the Prometheus label, and log-free reports
+  // Counted in dropped_records(), the reference's shared counter.
+  bool in_reference_counter;
+  // In the books: a record refused before it was accepted (ignored) is not one of
+  // theirs.
+  bool booked;
+};
+
+inline constexpr std::array<DropReasonInfo, 7> drop_reasons{{
+    {DropReason::queue_full, "queue_full", true, true},
+    {DropReason::malformed, "malformed", true, true},
+    {DropReason::serialize_error, "serialize_error", true, true},
+    {DropReason::write_error, "write_error", true, true},
+    {DropReason::unexpected_write, "unexpected_write", true, true},
+    {DropReason::abandoned, "abandoned", false, true},
+    {DropReason::ignored, "ignored", false, false},
+}};
+
+constexpr std::size_t index_of(DropReason reason) noexcept { return static_cast<std::size_t>(reason); }
 
 // Counters are read one by one, not under one lock: the identity
 //   submitted == written + unknown + dropped()
@@ -22,17 +61,8 @@ struct WriterStats {
   // write stopped part way, or the fsync failed), or that close gave up on while their
   // append was in progress. Neither claimed nor dropped.
   std::uint64_t unknown = 0;
-
-  // Dropped, by reason.
-  std::uint64_t dropped_queue_full = 0;        // refused by submit: the queue was full
-  std::uint64_t dropped_malformed = 0;         // the format says it cannot be represented
-  std::uint64_t dropped_serialize_error = 0;   // the format failed unexpectedly
-  std::uint64_t dropped_write_error = 0;       // in a batch the filesystem refused (with
-                                               // durability: none of its bytes landed)
-  std::uint64_t dropped_unexpected_write = 0;  // in a batch whose write failed unexpectedly
-  std::uint64_t abandoned = 0;   // accepted, then given up at close (timeout) or at disable
-  std::uint64_t ignored = 0;     // refused by submit: not accepting (no directory,
-                                 // disabled, or closing)
+  // Records dropped, by reason (see DropReason); index with index_of or use dropped(reason).
+  std::array<std::uint64_t, drop_reasons.size()> dropped_by{};
 
   std::uint64_t sanitized = 0;      // written with invalid UTF-8 replaced by U+FFFD
   std::uint64_t lines_written = 0;  // newline-terminated lines appended, counting the
@@ -59,9 +89,12 @@ struct WriterStats {
   // it with the submit counters to tell an idle server from appends that stopped landing.
   std::optional<std::chrono::system_clock::time_point> last_append;
 
+  std::uint64_t dropped(DropReason reason) const noexcept { return dropped_by[index_of(reason)]; }
+  // Every record dropped, whatever the reason.
   std::uint64_t dropped() const noexcept {
-    return dropped_queue_full + dropped_malformed + dropped_serialize_error +
-           dropped_write_error + dropped_unexpected_write + abandoned + ignored;
+    std::uint64_t sum = 0;
+    for (const std::uint64_t count : dropped_by) sum += count;
+    return sum;
   }
 };
 

@@ -1,5 +1,5 @@
 // What the implementation units that make system calls share: an owned file descriptor,
-// errno's messages, and the host's name. A module implementation partition: nothing of it
+// errno's messages, the one write-with-retry loop, and the host's name. A module implementation partition: nothing of it
 // is exported.
 module;
 
@@ -7,12 +7,15 @@ module;
 #include <fcntl.h>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <sys/types.h>
 #include <system_error>
 #include <unistd.h>
 #include <utility>
 
 module jsonl.writer:posix_file;
+
+import :file_calls;
 
 namespace jsonl::detail {
 
@@ -46,6 +49,26 @@ class FileDescriptor {
  private:
   int fd_;
 };
+
+// Writes all of `bytes` to `fd` through `calls`, continued after a partial write and
+// after EINTR. Returns how many bytes were written: all of them, or fewer when a write
+// failed (errno says why; EIO for a write that wrote nothing and reported no error).
+inline std::size_t write_fully(const FileCalls& calls, int fd, std::string_view bytes,
+                               const std::filesystem::path& file) noexcept {
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t written = calls.write(fd, bytes.substr(done), file);
+    if (written > 0) {
+      done += static_cast<std::size_t>(written);
+    } else if (written < 0 && errno == EINTR) {
+      continue;
+    } else {
+      if (written == 0) errno = EIO;
+      break;
+    }
+  }
+  return done;
+}
 
 inline std::string host_name() {
   char name[256] = {};

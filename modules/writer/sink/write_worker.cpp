@@ -1,11 +1,13 @@
 module;
 
+#include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <exception>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -17,8 +19,9 @@ module;
 
 module jsonl.writer;
 
-import :engine;
-import :durable_commit;
+import :write_side;
+import :rotating_sink;
+import :books;
 
 namespace jsonl::detail {
 namespace {
@@ -29,12 +32,34 @@ std::size_t records_of(const WriteJob& job) noexcept {
   return records;
 }
 
+// Ends the commit however the worker leaves it.
+struct CommitEnd {
+  Sink& sink;
+  ~CommitEnd() { sink.end_commit(); }
+};
+
 }  // namespace
 
-struct WriteWorker::State {
-  explicit State(std::shared_ptr<WriterEngine> engine) : engine(std::move(engine)) {}
+struct WriteSide::State {
+  State(std::shared_ptr<WriterState> writer_state, std::shared_ptr<Sink> configured_sink)
+      : writer(std::move(writer_state)),
+        accounts(writer->accounts),
+        configured(configured_sink ? std::move(configured_sink)
+                                   : std::make_shared<FileSink>(writer->options.durability.calls)),
+        sink(writer->options, *configured) {
+    if (writer->options.durability.enabled && writer->options.output_dir) books.emplace(writer->options);
+  }
 
-  std::shared_ptr<WriterEngine> engine;
+  const std::shared_ptr<WriterState> writer;
+  Accounts& accounts;
+  const std::shared_ptr<Sink> configured;
+  RotatingSink sink;                 // the writer's file rotated, over `configured`
+  std::optional<WriterBooks> books;  // with durability and an output directory
+  // Held while a commit is booked and while a document is made and published, so that a
+  // document's counts agree with its file books. The worker takes it before `mutex`, so
+  // that a publication stuck in the filesystem never holds up close's cancellation.
+  std::mutex books_mutex;
+
   std::mutex mutex;
   std::condition_variable changed;
   std::deque<WriteJob> pending;     // handed off, not yet taken by the thread
@@ -46,11 +71,21 @@ struct WriteWorker::State {
   bool stopping = false;
   bool publishing = false;  // idle, and publishing the books
 
-  bool idle() const noexcept { return !busy && pending.empty(); }
+  // The worker's alone: the current run of failed appends (the records it lost; none: no
+  // run) and whether its filesystem refusal was warned of; files retention deleted since
+  // the last commit was booked.
+  std::uint64_t lost_in_run = 0;
+  bool run_warned = false;
+  std::vector<std::filesystem::path> deleted_files;
 
+  bool durable() const noexcept { return books.has_value(); }
+  bool idle() const noexcept { return !busy && pending.empty(); }
   bool can_take(std::size_t records) const noexcept {
-    return idle() || (engine->durable() && pending_records + records <= engine->options().queue_size);
+    return idle() || (durable() && pending_records + records <= writer->options.queue_size);
   }
+
+  void log(LogLevel level, const std::string& message) const noexcept { accounts.log(level, message); }
+  const std::string& subject() const noexcept { return accounts.subject(); }
 
   // Counts what the worker still holds, plus `extra`, as abandoned, but a commit in
   // progress as unknown: its appends may yet land. The thread will not count the rest
@@ -60,112 +95,153 @@ struct WriteWorker::State {
     pending.clear();
     pending_records = 0;
     if (busy && !abandoned) {
-      if (engine->durable()) {
-        engine->count_unknown(unaccounted);
+      if (durable()) {
+        accounts.unknown(unaccounted);
       } else {
         records += unaccounted;
       }
     }
     abandoned = busy;
     unaccounted = 0;
-    engine->count_abandoned(records);
+    accounts.dropped(DropReason::abandoned, records);
   }
 
-  // Performs one append and counts its outcome unless close abandoned the job meanwhile.
-  // An append to the writer's file goes to its current file, rotated first if need be.
-  void perform(const FileAppender& appender, FileAppend& append, const std::filesystem::path& writer_file) {
-    std::optional<AppendResult> result;
-    std::string error;
-    bool filesystem_error = false;
-    const bool to_writer_file = append.file == writer_file;
+  // One append through the sink; an exception out of it is an append that failed
+  // before any of its bytes was written.
+  AppendOutcome perform(const FileAppend& append) {
+    AppendOutcome outcome;
     try {
-      if (to_writer_file) append.file = engine->file_for_append(append.bytes.size());
-      appender.prepare(append);
-      result = appender.append(append);
+      outcome = sink.append(append.file, append);
     } catch (const std::system_error& failure) {
-      filesystem_error = true;
-      error = failure.what();
+      outcome = refused(append, failure.what(), false);
     } catch (...) {
-      error = describe_current_exception();
+      outcome = refused(append, describe_current_exception(), true);
     }
+    RotatingSink::Deletions deletions = sink.take_deletions();
+    for (const std::string& failure : deletions.failed) {
+      log(LogLevel::warning, "Could not delete old " + subject() + " JSONL file " + failure);
+    }
+    if (durable()) {
+      deleted_files.insert(deleted_files.end(), deletions.deleted.begin(), deletions.deleted.end());
+    }
+    return outcome;
+  }
+
+  static AppendOutcome refused(const FileAppend& append, std::string error, bool unexpected) {
+    return {.file = append.file,
+            .records = append.records,
+            .bytes = append.bytes.size(),
+            .error = std::move(error),
+            .unexpected = unexpected};
+  }
+
+  // Counts one outcome. An append that failed begins or continues a run of failures:
+  // the first filesystem refusal of a run is warned of, and the first append written
+  // after a run says how many records the run lost. Without durability every record of
+  // a failed append is dropped; with it, those its landed bytes touch are unknown.
+  void book(const AppendOutcome& outcome) {
+    if (outcome.recreated_directory) {
+      accounts.directory_recreated();
+      if (outcome.succeeded()) {
+        log(LogLevel::warning, "Recreated the missing " + subject() + " JSONL directory '" +
+                                   outcome.file.parent_path().string() + "'");
+      }
+    }
+    if (outcome.succeeded()) {
+      if (lost_in_run != 0) {
+        log(LogLevel::warning, "Resumed writing " + subject() + " JSONL after " + std::to_string(lost_in_run) +
+                                   " records were lost");
+        run_warned = false;
+        lost_in_run = 0;
+      }
+      accounts.written(outcome.records, outcome.lines_written(), outcome.bytes_written());
+      return;
+    }
+    const std::size_t unknown = durable() ? outcome.touched : 0;
+    const std::size_t never_written = outcome.records - unknown;
+    accounts.unknown(unknown);
+    lost_in_run += outcome.records;
+    if (outcome.unexpected) {
+      accounts.unexpected(Accounts::Stage::writing, never_written, *outcome.error);
+      return;
+    }
+    accounts.dropped(DropReason::write_error, never_written);
+    if (!run_warned) {
+      run_warned = true;
+      log(LogLevel::warning, "Failed to write " + subject() + " JSONL: " + *outcome.error);
+    }
+  }
+
+  // Plain mode: each append is counted as soon as it is performed, unless close
+  // abandoned the job meanwhile.
+  void perform_and_book(const FileAppend& append) {
+    const AppendOutcome outcome = perform(append);
     const std::lock_guard lock(mutex);
     if (abandoned) return;
     unaccounted -= append.records;
-    if (result) {
-      if (to_writer_file) engine->appended_to_writer_file(result->file_size, result->bytes);
-      engine->count_written(append.file, append.records, *result);
-    } else if (filesystem_error) {
-      engine->count_write_error(append.records, error);
-    } else {
-      engine->count_unexpected_write(append.records, error);
-    }
+    book(outcome);
   }
 
-  // Writes every append of `jobs`, fsyncs each file once, and books the outcomes unless
-  // close abandoned the commit meanwhile; then publishes the books when due.
+  // Durable mode: writes every append of `jobs`, makes them durable, then books the
+  // outcomes (counts and file books) unless close abandoned the commit meanwhile, and
+  // publishes the books when due.
   void commit(std::deque<WriteJob>& jobs) {
-    DurableCommit commit(*engine->options().durability.calls, engine->durable_names());
-    for (WriteJob& job : jobs) {
-      for (FileAppend& append : job.appends) {
-        const bool to_writer_file = append.file == job.writer_file;
-        const std::size_t before = commit.outcomes().size();
-        try {
-          if (to_writer_file) append.file = engine->file_for_append(append.bytes.size());
-          job.appender->prepare(append);
-          const CommitOutcome& outcome = commit.write(append);
-          // Rotation measures each append as it goes, not once the commit is booked.
-          if (to_writer_file && !outcome.error) {
-            engine->appended_to_writer_file(*outcome.payload_offset + outcome.bytes, outcome.bytes);
-          }
-        } catch (const std::system_error& failure) {
-          failed_append(commit, before, append, failure.what(), false);
-        } catch (...) {
-          failed_append(commit, before, append, describe_current_exception(), true);
-        }
-      }
-    }
-    commit.sync();
-    bool failed;
+    std::vector<AppendOutcome> outcomes;
     {
-      const std::unique_lock books = engine->hold_books();
+      const CommitEnd end{sink};
+      for (const WriteJob& job : jobs) {
+        for (const FileAppend& append : job.appends) outcomes.push_back(perform(append));
+      }
+      sink.make_durable(outcomes);
+    }
+    bool failed = false;
+    {
+      const std::lock_guard books_lock(books_mutex);
       const std::lock_guard lock(mutex);
       if (abandoned) return;
       unaccounted = 0;
-      failed = engine->book_commit(commit.outcomes());
+      for (const AppendOutcome& outcome : outcomes) {
+        books->book(outcome);
+        book(outcome);
+        failed = failed || !outcome.succeeded();
+      }
+      for (const std::filesystem::path& file : deleted_files) books->deleted(file);
+      deleted_files.clear();
     }
-    engine->publish_books(failed);
+    publish(failed);
   }
 
-  // Publishes the books with `lock` released, marked publishing meanwhile, so that
-  // stop() leaves the thread rather than waiting on a publication stuck in the
-  // filesystem.
+  // Publishes the books if due (WriterBooks::publish_if_due), logging a failure
+  // (WARNING, rate-limited). Any thread.
+  void publish(bool urgent) {
+    std::string error;
+    {
+      const std::lock_guard lock(books_mutex);
+      if (books->publish_if_due(writer->books_view(), urgent, false, error)) return;
+    }
+    if (at_log_point(books->publication_errors())) {
+      log(LogLevel::warning, "Failed to publish " + subject() + " JSONL books: " + error);
+    }
+  }
+
+  // Publishes with `lock` released, marked publishing meanwhile, so that stop() leaves
+  // the thread rather than waiting on a publication stuck in the filesystem.
   void publish_unlocked(std::unique_lock<std::mutex>& lock, bool urgent) {
     publishing = true;
     lock.unlock();
-    engine->publish_books(urgent);
+    publish(urgent);
     lock.lock();
     publishing = false;
-  }
-
-  // An exception out of an append of a commit: the append fails, and if its lines
-  // were attempted, they are unknown.
-  static void failed_append(DurableCommit& commit, std::size_t outcomes_before, const FileAppend& append,
-                            std::string error, bool unexpected) {
-    CommitOutcome& outcome =
-        commit.outcomes().size() > outcomes_before ? commit.outcomes().back() : commit.refuse(append, error);
-    outcome.error = std::move(error);
-    outcome.unexpected = unexpected;
-    outcome.touched = outcome.payload_offset ? outcome.records : 0;
   }
 
   // Waits for a job, or until stopping with none (false). With durability, an idle
   // worker looks at the books every publish interval and publishes what changed.
   bool wait_for_work(std::unique_lock<std::mutex>& lock) {
     const auto ready = [this] { return !pending.empty() || stopping; };
-    if (!engine->durable()) {
+    if (!durable()) {
       changed.wait(lock, ready);
     } else {
-      while (!changed.wait_for(lock, engine->options().durability.publish_interval, ready)) {
+      while (!changed.wait_for(lock, writer->options.durability.publish_interval, ready)) {
         publish_unlocked(lock, false);
       }
     }
@@ -173,13 +249,12 @@ struct WriteWorker::State {
   }
 
   void run() {
-    const bool durable = engine->durable();
     std::unique_lock lock(mutex);
-    if (durable) publish_unlocked(lock, true);
+    if (durable()) publish_unlocked(lock, true);
     while (wait_for_work(lock)) {
       // With durability every job waiting goes in one commit; without, one at a time.
       std::deque<WriteJob> jobs;
-      if (durable) {
+      if (durable()) {
         jobs.swap(pending);
       } else {
         jobs.push_back(std::move(pending.front()));
@@ -192,29 +267,47 @@ struct WriteWorker::State {
       for (const WriteJob& job : jobs) unaccounted += records_of(job);
       const std::uint64_t through = jobs.back().through;
       lock.unlock();
-      if (durable) {
+      if (durable()) {
         commit(jobs);
       } else {
-        for (FileAppend& append : jobs.front().appends) perform(*jobs.front().appender, append, jobs.front().writer_file);
+        const CommitEnd end{sink};
+        for (const FileAppend& append : jobs.front().appends) perform_and_book(append);
       }
       lock.lock();
-      if (!abandoned) engine->finished_through(through);
+      if (!abandoned) writer->admission.finished_through(through);
       busy = false;
       changed.notify_all();
     }
   }
 };
 
-WriteWorker::WriteWorker(std::shared_ptr<WriterEngine> engine)
-    : state_(std::make_shared<State>(std::move(engine))) {}
+WriteSide::WriteSide(std::shared_ptr<WriterState> state, std::shared_ptr<Sink> sink)
+    : state_(std::make_shared<State>(std::move(state), std::move(sink))) {}
 
-WriteWorker::~WriteWorker() { stop(); }
+WriteSide::~WriteSide() { stop(); }
 
-void WriteWorker::start() {
+bool WriteSide::start() {
+  const WriterOptions& options = state_->writer->options;
+  if (!options.output_dir) return false;
+  const std::filesystem::path& directory = *options.output_dir;
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (!error && !std::filesystem::is_directory(directory, error) && !error) {
+    error = std::make_error_code(std::errc::not_a_directory);
+  }
+  if (error) {
+    const std::string& name = options.wording.disabled;
+    state_->log(LogLevel::error, "Disabling " + (name.empty() ? options.subject + " JSONL" : name) +
+                                     " output: cannot create directory '" + directory.string() +
+                                     "': " + error.message());
+    return false;
+  }
+  state_->sink.start();
   thread_ = std::thread([state = state_] { state->run(); });
+  return true;
 }
 
-void WriteWorker::hand_off(WriteJob job) {
+void WriteSide::hand_off(WriteJob job) {
   const std::size_t records = records_of(job);
   std::unique_lock lock(state_->mutex);
   state_->changed.wait(lock, [&] { return state_->can_take(records) || state_->cancelled; });
@@ -227,7 +320,7 @@ void WriteWorker::hand_off(WriteJob job) {
   state_->changed.notify_all();
 }
 
-void WriteWorker::wait_idle() {
+void WriteSide::wait_idle() {
   std::unique_lock lock(state_->mutex);
   state_->changed.wait(lock, [this] { return state_->idle() || state_->cancelled; });
   if (state_->cancelled) {
@@ -236,13 +329,13 @@ void WriteWorker::wait_idle() {
   }
 }
 
-void WriteWorker::cancel() noexcept {
+void WriteSide::cancel() noexcept {
   const std::lock_guard lock(state_->mutex);
   state_->cancelled = true;
   state_->changed.notify_all();
 }
 
-void WriteWorker::stop() noexcept {
+void WriteSide::stop() noexcept {
   if (!thread_.joinable()) return;
   bool stuck;
   {
@@ -255,6 +348,46 @@ void WriteWorker::stop() noexcept {
     thread_.detach();
   } else {
     thread_.join();
+  }
+}
+
+std::optional<std::filesystem::path> WriteSide::current_file() const { return state_->sink.current(); }
+
+std::optional<std::filesystem::path> WriteSide::books_file() const {
+  if (!state_->books) return std::nullopt;
+  return state_->books->document_file();
+}
+
+bool WriteSide::durable() const noexcept { return state_->durable(); }
+
+void WriteSide::publish(bool urgent) { state_->publish(urgent); }
+
+void WriteSide::publish_closed(std::chrono::milliseconds timeout) {
+  auto published = std::make_shared<std::promise<std::string>>();
+  std::future<std::string> outcome = published->get_future();
+  // The thread holds the state: a publication that outlives close touches nothing freed.
+  std::thread publisher([state = state_, published] {
+    std::string error;
+    const std::lock_guard lock(state->books_mutex);
+    state->books->publish_if_due(state->writer->books_view(), true, true, error);
+    published->set_value(std::move(error));
+  });
+  if (outcome.wait_for(timeout) != std::future_status::ready) {
+    publisher.detach();
+    state_->log(LogLevel::warning, "Timed out publishing the closed " + state_->subject() + " JSONL books");
+    return;
+  }
+  publisher.join();
+  if (const std::string error = outcome.get(); !error.empty()) {
+    state_->log(LogLevel::warning, "Failed to publish " + state_->subject() + " JSONL books: " + error);
+  }
+}
+
+void WriteSide::fill(WriterStats& stats) const noexcept {
+  stats.files_started = state_->sink.files_started();
+  if (state_->books) {
+    stats.publications = state_->books->publications();
+    stats.publication_errors = state_->books->publication_errors();
   }
 }
 

@@ -1,20 +1,19 @@
 // Whether the drain serializes a round of batches alone or side by side on oneTBB's
-// threads, decided from what each way has cost. Not part of the public contract;
-// exported so that its policy can be tested on its own.
+// threads, decided from what each way has cost. A header of the drain's implementation
+// (side_by_side.cpp), and of the tests that check its policy on its own: no module
+// exports it.
 //
 // Why measure rather than assume: side by side pays when the allocator scales across
 // threads. With glibc's malloc it can run slower than one thread: the records were
 // allocated by the producer's thread, and two threads releasing them at once contend
 // for that thread's arena (on a 2-core machine, 145k records/s side by side against
 // 200k alone, end to end; under oneTBB's scalable allocator, 260k against 205k).
-module;
+#pragma once
 
 #include <chrono>
 #include <cstddef>
 
-export module jsonl.writer:serialization_planner;
-
-export namespace jsonl::detail {
+namespace jsonl::detail {
 
 class SerializationPlanner {
  public:

@@ -4,6 +4,8 @@ module;
 #include <chrono>
 #include <cstdint>
 #include <ctime>
+#include <deque>
+#include <set>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -11,10 +13,11 @@ module;
 #include <system_error>
 #include <unistd.h>
 #include <vector>
+#include <utility>
 
 module jsonl.writer;
 
-import :output_file;
+import :rotating_sink;
 import :posix_file;
 
 namespace jsonl::detail {
@@ -31,11 +34,12 @@ std::string utc_timestamp(std::chrono::system_clock::time_point at) {
 
 }  // namespace
 
-OutputFile::OutputFile(const WriterOptions& options)
+RotatingSink::RotatingSink(const WriterOptions& options, Sink& inner)
     : options_(options),
+      inner_(inner),
       prefix_(options.file_stem + "-" + host_name() + "-" + std::to_string(::getpid()) + "-") {}
 
-std::filesystem::path OutputFile::name_file(std::chrono::system_clock::time_point now) {
+std::filesystem::path RotatingSink::name_file(std::chrono::system_clock::time_point now) {
   const std::string timestamp = utc_timestamp(now);
   const std::filesystem::path& directory = *options_.output_dir;
   for (unsigned taken = 0;; ++taken) {
@@ -52,7 +56,7 @@ std::filesystem::path OutputFile::name_file(std::chrono::system_clock::time_poin
   }
 }
 
-std::filesystem::path OutputFile::start() {
+std::filesystem::path RotatingSink::start() {
   started_at_ = options_.clock();
   std::filesystem::path file = name_file(started_at_);
   kept_.push_back(file);
@@ -62,7 +66,7 @@ std::filesystem::path OutputFile::start() {
   return file;
 }
 
-std::filesystem::path OutputFile::file_for(std::size_t bytes, Deletions& deletions) {
+std::filesystem::path RotatingSink::file_for(std::size_t bytes) {
   const auto now = options_.clock();
   const bool too_big = options_.max_file_bytes && size_ > 0 && size_ + bytes > *options_.max_file_bytes;
   const bool too_old = options_.max_file_age && now - started_at_ >= *options_.max_file_age;
@@ -75,9 +79,9 @@ std::filesystem::path OutputFile::file_for(std::size_t bytes, Deletions& deletio
   while (options_.max_files && kept_.size() > *options_.max_files) {
     std::error_code error;
     if (std::filesystem::remove(kept_.front(), error)) {
-      deletions.deleted.push_back(kept_.front());
+      deletions_.deleted.push_back(kept_.front());
     } else if (error && error != std::errc::no_such_file_or_directory) {
-      deletions.failed.push_back(kept_.front().string() + ": " + error.message());
+      deletions_.failed.push_back(kept_.front().string() + ": " + error.message());
     }
     kept_.pop_front();
   }
@@ -87,11 +91,16 @@ std::filesystem::path OutputFile::file_for(std::size_t bytes, Deletions& deletio
   return file;
 }
 
-void OutputFile::appended(std::uint64_t file_size, std::uint64_t bytes) noexcept {
-  size_ = file_size != 0 ? file_size : size_ + bytes;
+AppendOutcome RotatingSink::append(const std::filesystem::path& file, const FileAppend& append) {
+  if (!append.file.empty()) return inner_.append(file, append);
+  AppendOutcome outcome = inner_.append(file_for(append.bytes.size()), append);
+  // Each append is measured as it goes, so that rotation splits even one commit.
+  // A sink that does not measure its file leaves the offset empty: it grew by the append.
+  if (outcome.succeeded()) size_ = outcome.payload_offset ? outcome.end() : size_ + outcome.bytes_written();
+  return outcome;
 }
 
-std::optional<std::filesystem::path> OutputFile::current() const {
+std::optional<std::filesystem::path> RotatingSink::current() const {
   const std::lock_guard lock(mutex_);
   return current_;
 }

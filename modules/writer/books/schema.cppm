@@ -1,0 +1,39 @@
+// The books document's schema: its identifier, where documents live, and every field
+// name, read by the writer that publishes documents and by the verifier that reads
+// them. The drop reasons come from the DropReason table. A module implementation
+// partition: nothing of it is exported.
+module;
+
+#include <string_view>
+
+module jsonl.writer:books_schema;
+
+namespace jsonl::detail::books_schema {
+
+inline constexpr std::string_view id = "jsonl-writer-books/1";
+// "<output_dir>/<directory>/<generation>.json"
+inline constexpr std::string_view directory = "_writer";
+
+// The document.
+inline constexpr std::string_view schema = "schema", generation = "generation", subject = "subject",
+                                  host = "host", pid = "pid", started_at = "started_at",
+                                  published_at = "published_at", sequence = "sequence", closed = "closed",
+                                  durability = "durability", counts = "counts", attributes = "attributes",
+                                  files = "files", errors = "errors";
+// counts: submitted == persisted + the dropped ones + unknown + pending.
+inline constexpr std::string_view submitted = "submitted", persisted = "persisted", dropped = "dropped",
+                                  unknown = "unknown", pending = "pending";
+// attributes
+inline constexpr std::string_view sanitized = "sanitized";
+// files[]: what one file holds of the writer's.
+inline constexpr std::string_view file = "file", start_offset = "start_offset", persisted_end = "persisted_end",
+                                  persisted_records = "persisted_records",
+                                  fragments_isolated = "fragments_isolated", unknown_extents = "unknown_extents",
+                                  deleted = "deleted";
+// files[].unknown_extents[]
+inline constexpr std::string_view start = "start", landed = "landed", records = "records";
+// errors
+inline constexpr std::string_view failed_appends = "failed_appends", last_error = "last_error",
+                                  publication_errors = "publication_errors";
+
+}  // namespace jsonl::detail::books_schema

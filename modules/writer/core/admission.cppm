@@ -1,0 +1,95 @@
+// Admission: which submits a writer takes, how its drain waits for them, and the marks a
+// flush waits on. Not part of the public contract; exported only because
+// JsonlRecordWriter's template code admits through it.
+module;
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+
+export module jsonl.writer:admission;
+
+export namespace jsonl::detail {
+
+// One state word holds the accepting flag, the drain's waiting flags and the depth: the
+// records admitted and not yet released by the drain (queued, being pushed, or held).
+// Submits and the drain agree on admission, closing and waking through that atomic.
+// Thread-safe throughout.
+class Admission {
+ public:
+  // `capacity`: the most records admitted at once (at least 1).
+  explicit Admission(std::size_t capacity, bool accepting);
+
+  enum class Verdict { admitted, admitted_wake_drain, refused_closed, refused_full };
+
+  // One compare-and-swap; no lock, no system call. After pushing an admitted record,
+  // the submit calls wake_drain() when told to.
+  Verdict reserve() noexcept;
+  // Like reserve, but waits while full; refused only when closed meanwhile.
+  Verdict wait_for_room() noexcept;
+  // Gives back an admitted slot whose push failed.
+  void give_back() noexcept;
+  // The drain has released `records` it took. Returns how many it has released in all,
+  // these included: the mark a flush of the records before them waits for.
+  std::uint64_t release(std::size_t records) noexcept;
+
+  std::uint64_t depth() const noexcept;
+  // Records released so far; lock-free, so not read as one with depth().
+  std::uint64_t released() const noexcept { return released_.load(std::memory_order_relaxed); }
+  bool accepting() const noexcept;
+  // Refuses every later reserve and wakes the drain and waiting submits. Records
+  // admitted before may still be on their way into the queue: depth() says how many.
+  void stop_accepting() noexcept;
+  // Submits waiting for room now.
+  std::uint64_t waiting() const noexcept { return waiting_.load(std::memory_order_relaxed); }
+
+  // The drain calls this after finding the queue empty, the `empty_polls`-th time in a
+  // row. While records are admitted but not yet pushed, or once closed, it returns at
+  // once. Otherwise the drain naps (a submit wakes it early only once the queue is half
+  // full), and after a run of empty naps sleeps until the next submit wakes it. So a
+  // submit makes no system call while records keep coming, and an idle writer costs no
+  // CPU.
+  void await_records(unsigned empty_polls);
+  void wake_drain() noexcept;
+
+  // Flush's marks. Records are released and their appends finished in queue order, so
+  // "the first N records admitted are all written or dropped" is one number.
+  // Records admitted so far: released, or still in the depth.
+  std::uint64_t admitted() const noexcept;
+  // Every record up to the `released`-th is written or dropped.
+  void finished_through(std::uint64_t released) noexcept;
+  // Every record admitted is, and nothing more will be admitted.
+  void finished_all() noexcept;
+  // Waits until the first `records` admitted are finished (true), or until `deadline`.
+  bool await_finished(std::uint64_t records, std::chrono::steady_clock::time_point deadline);
+
+ private:
+  static constexpr std::uint64_t accepting_bit = std::uint64_t{1} << 63;
+  static constexpr std::uint64_t idle_bit = std::uint64_t{1} << 62;     // drain waits for a submit
+  static constexpr std::uint64_t napping_bit = std::uint64_t{1} << 61;  // drain naps; wake it when half full
+  static constexpr std::uint64_t depth_mask = napping_bit - 1;
+  static constexpr std::chrono::milliseconds nap{1};
+  static constexpr unsigned naps_before_idle = 20;
+
+  Verdict admit(std::uint64_t& state) noexcept;
+  void announce_room() noexcept;
+
+  const std::uint64_t capacity_;
+  alignas(64) std::atomic<std::uint64_t> state_;
+  alignas(64) std::mutex drain_mutex_;
+  std::condition_variable drain_wakeup_;
+  alignas(64) std::atomic<std::uint32_t> room_epoch_{0};  // bumped when room may have appeared
+  std::atomic<std::uint64_t> waiting_{0};
+  alignas(64) std::atomic<std::uint64_t> released_{0};
+  // released_ and the depth read as one (release() changes both).
+  mutable std::mutex released_mutex_;
+  alignas(64) std::atomic<std::uint64_t> finished_through_{0};
+  std::atomic<std::uint32_t> flush_waiters_{0};
+  std::mutex flush_mutex_;
+  std::condition_variable flush_progress_;
+};
+
+}  // namespace jsonl::detail

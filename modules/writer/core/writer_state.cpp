@@ -1,0 +1,93 @@
+module;
+
+#include <cstdlib>
+#include <cxxabi.h>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <typeinfo>
+#include <utility>
+
+module jsonl.writer;
+
+import :writer_state;
+
+namespace jsonl::detail {
+namespace {
+
+std::string demangle(const char* name) {
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> readable(abi::__cxa_demangle(name, nullptr, nullptr, &status),
+                                                  std::free);
+  return status == 0 && readable ? std::string(readable.get()) : std::string(name);
+}
+
+const WriterOptions& validated(const WriterOptions& options) {
+  const std::string& stem = options.file_stem;
+  if (stem.empty() || stem == "." || stem == ".." ||
+      stem.find_first_of(std::string_view("/\0", 2)) != std::string::npos) {
+    throw std::invalid_argument("file stem must name a file inside the output directory: \"" + stem + "\"");
+  }
+  if (options.queue_size == 0) throw std::invalid_argument("queue size must be at least 1");
+  if (options.batch_size == 0) throw std::invalid_argument("batch size must be at least 1");
+  if (options.shutdown_timeout.count() < 0) throw std::invalid_argument("shutdown timeout must not be negative");
+  if (options.max_file_bytes && *options.max_file_bytes == 0) {
+    throw std::invalid_argument("max file bytes must be positive");
+  }
+  if (options.max_file_age && options.max_file_age->count() <= 0) {
+    throw std::invalid_argument("max file age must be positive");
+  }
+  if (options.max_files && *options.max_files == 0) throw std::invalid_argument("max files must be at least 1");
+  if (!options.clock) throw std::invalid_argument("a clock is required");
+  if (options.durability.publish_interval.count() <= 0) {
+    throw std::invalid_argument("publish interval must be positive");
+  }
+  if (!options.durability.calls) throw std::invalid_argument("durability needs its file calls");
+  return options;
+}
+
+}  // namespace
+
+std::string describe_current_exception() {
+  try {
+    throw;
+  } catch (const std::exception& error) {
+    return demangle(typeid(error).name()) + ": " + error.what();
+  } catch (...) {
+    const std::type_info* type = abi::__cxa_current_exception_type();
+    return (type ? demangle(type->name()) : std::string("unknown exception")) + ": (not a std::exception)";
+  }
+}
+
+std::thread launch(std::function<void()> body) { return std::thread(std::move(body)); }
+
+WriterState::WriterState(WriterOptions options)
+    : options(std::move(validated(options))),
+      admission(this->options.queue_size, this->options.output_dir.has_value()),
+      accounts(this->options.subject, this->options.log_sink) {}
+
+WriterStats WriterState::stats() const noexcept {
+  WriterStats stats;
+  accounts.fill(stats);
+  stats.queue_depth = admission.depth();
+  stats.waiting_for_room = admission.waiting();
+  stats.submitted = stats.dropped(DropReason::ignored) + stats.dropped(DropReason::queue_full) +
+                    admission.released() + stats.queue_depth;
+  return stats;
+}
+
+WriterStats WriterState::books_view() const noexcept {
+  WriterStats counts;
+  accounts.fill(counts);
+  counts.dropped_by[index_of(DropReason::ignored)] = 0;
+  // Last: every record classified above was accepted, or refused for a full queue,
+  // before it was classified.
+  counts.submitted = counts.dropped(DropReason::queue_full) + admission.admitted();
+  return counts;
+}
+
+}  // namespace jsonl::detail

@@ -1,0 +1,46 @@
+// What the writer's front end, its drain and its write side share: the options, the
+// admission state and the counters, in one place. Not part of the public contract;
+// exported only because JsonlRecordWriter's template code uses it.
+module;
+
+#include <functional>
+#include <string>
+#include <thread>
+
+export module jsonl.writer:writer_state;
+
+import :options;
+import :stats;
+import :accounts;
+import :admission;
+
+export namespace jsonl::detail {
+
+// Thrown on the drain thread when `close` gives up waiting for it. Deliberately not a
+// std::exception: error containment that catches everything must rethrow it, or the
+// drain would go on after close returned.
+struct DrainCancelled {};
+
+// "<type>: <what>" for an exception in flight (inside a catch block).
+std::string describe_current_exception();
+
+// A thread running `body`.
+std::thread launch(std::function<void()> body);
+
+struct WriterState {
+  // Throws std::invalid_argument for unusable options (see WriterOptions).
+  explicit WriterState(WriterOptions options);
+
+  const WriterOptions options;
+  Admission admission;
+  Accounts accounts;
+
+  // The counters and what admission knows; the write side adds its own (files started,
+  // publications).
+  WriterStats stats() const noexcept;
+  // The books' view, read so that it balances: `submitted` counts the records accepted
+  // or refused for a full queue (not those ignored), read after everything classified.
+  WriterStats books_view() const noexcept;
+};
+
+}  // namespace jsonl::detail

@@ -1,0 +1,183 @@
+// The drain: takes queued records in rounds of batches, serializes them (alone or side by
+// side, as the planner says), releases them, counts their outcomes in submission order,
+// and hands the appends to the write side. One way: nothing calls back into it. Not part
+// of the public contract; exported only because JsonlRecordWriter's template code runs it.
+module;
+
+#include <tbb/concurrent_queue.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <vector>
+
+export module jsonl.writer:drain;
+
+import :accounts;
+import :format;
+import :route;
+import :batch_serializer;
+import :side_by_side;
+import :write_side;
+import :writer_state;
+
+export namespace jsonl::detail {
+
+template <class Record>
+class Drain {
+ public:
+  Drain(std::shared_ptr<WriterState> state, WriteSide& write_side,
+        std::shared_ptr<const RecordFormat<Record>> format, std::shared_ptr<const RecordRoute<Record>> route)
+      : state_(std::move(state)), write_side_(write_side), format_(std::move(format)), route_(std::move(route)) {
+    queue_.set_capacity(static_cast<std::ptrdiff_t>(state_->options.queue_size));
+  }
+
+  // Any thread, once admitted. Throws what the queue throws (its allocation failed).
+  void push(Record&& record) { queue_.push(std::move(record)); }
+
+  // The drain thread's body: rounds until the writer stops accepting and every record
+  // admitted before is taken, then waits for the write side to finish. Cancelled by
+  // close, it abandons what is still queued.
+  void run() noexcept {
+    try {
+      drain_rounds();
+    } catch (const DrainCancelled&) {
+      abandon_queued();
+    }
+    state_->admission.finished_all();
+  }
+
+  // Counts every record admitted and not yet taken as abandoned, waiting for pushes still
+  // in progress. Only after admission stopped, and not beside a running drain.
+  void abandon_queued() noexcept {
+    std::size_t records = 0;
+    for (Record record;;) {
+      while (queue_.try_pop(record)) ++records;
+      if (state_->admission.depth() == records) break;
+      std::this_thread::yield();
+    }
+    state_->admission.release(records);
+    state_->accounts.dropped(DropReason::abandoned, records);
+    state_->admission.finished_all();
+  }
+
+ private:
+  void drain_rounds() {
+    std::vector<std::vector<Record>> round;
+    for (unsigned empty_polls = 0;;) {
+      const std::size_t records = take_round(round);
+      if (records == 0) {
+        if (!state_->admission.accepting() && state_->admission.depth() == 0) break;
+        state_->admission.await_records(empty_polls++);
+        continue;
+      }
+      empty_polls = 0;
+      write_round_contained(round, records);
+      round.clear();
+    }
+    write_side_.wait_idle();
+  }
+
+  // Pops whole batches while records are waiting, up to batches_per_round and a quarter
+  // of the queue's capacity (at least one batch): one round of serializing for all of
+  // them rather than one per batch.
+  std::size_t take_round(std::vector<std::vector<Record>>& round) {
+    const std::size_t batch_size = state_->options.batch_size;
+    const std::size_t batches = std::max<std::size_t>(
+        1, std::min(state_->options.queue_size / 4 / batch_size, std::size_t{batches_per_round}));
+    std::size_t records = 0;
+    Record record;
+    while (round.size() < batches) {
+      std::vector<Record> batch;
+      while (batch.size() < batch_size && queue_.try_pop(record)) batch.push_back(std::move(record));
+      if (batch.empty()) break;
+      records += batch.size();
+      round.push_back(std::move(batch));
+      if (round.back().size() < batch_size) break;
+    }
+    return records;
+  }
+
+  // An unexpected error anywhere in a round's journey to the write side costs the
+  // records of that round not yet accounted for, never the drain thread. Cancellation
+  // goes through. The round's records leave the admission's depth only once released,
+  // so that the capacity bounds every record the writer holds, the drain's included.
+  // Releasing returns the records released in all, the mark a flush waits for the write
+  // side to pass.
+  void write_round_contained(std::vector<std::vector<Record>>& round, std::size_t records) {
+    std::optional<std::uint64_t> through;
+    const auto release = [&] {
+      if (!through) {
+        round.clear();
+        through = state_->admission.release(records);
+      }
+      return *through;
+    };
+    std::size_t accounted = 0;
+    try {
+      write_round(round, records, accounted, release);
+      return;
+    } catch (const DrainCancelled&) {
+      release();
+      throw;
+    } catch (...) {
+      release();
+      if (records > accounted) {
+        state_->accounts.unexpected(Accounts::Stage::serializing, records - accounted,
+                                    describe_current_exception());
+      }
+    }
+    // Nothing of the round reaches the write side, but flush's mark must pass it in order.
+    write_side_.hand_off(WriteJob{{}, *through});
+  }
+
+  // Serializes the round's batches, alone or side by side as the planner says, releases
+  // the records, counts the batches in submission order, and hands all their appends to
+  // the write side in one job. `accounted` ends as the records of the round handed off
+  // or dropped. The planner is told how long all of it took, waiting for the write side
+  // included: serializing side by side also slows the worker down when the cores are
+  // short.
+  template <class Release>
+  void write_round(std::vector<std::vector<Record>>& round, std::size_t records, std::size_t& accounted,
+                   const Release& release) {
+    const bool side_by_side = planner_.side_by_side(records);
+    const auto began = std::chrono::steady_clock::now();
+    std::vector<SerializedBatch> batches(round.size());
+    const BatchSerializer<Record> serializer(*format_, route_.get(), side_by_side);
+    const auto serialize_batch = [&](std::size_t i) { serializer.run(round[i], batches[i]); };
+    if (side_by_side && round.size() > 1) {
+      run_side_by_side(round.size(), serialize_batch);
+    } else {
+      for (std::size_t i = 0; i < round.size(); ++i) serialize_batch(i);
+    }
+    WriteJob job{{}, release()};
+    std::size_t in_appends = 0;
+    for (SerializedBatch& batch : batches) {
+      in_appends += batch.count(state_->accounts, accounted);
+      std::move(batch.appends.begin(), batch.appends.end(), std::back_inserter(job.appends));
+    }
+    // Handed off even when empty: the write side passes flush's mark in order.
+    write_side_.hand_off(std::move(job));
+    accounted += in_appends;
+    planner_.measured(side_by_side, records, std::chrono::steady_clock::now() - began);
+    state_->accounts.serialized(records, side_by_side);
+  }
+
+  // Batches serialized in one round, when that many are waiting.
+  static constexpr std::size_t batches_per_round = 16;
+
+  std::shared_ptr<WriterState> state_;
+  WriteSide& write_side_;
+  std::shared_ptr<const RecordFormat<Record>> format_;
+  std::shared_ptr<const RecordRoute<Record>> route_;
+  tbb::concurrent_bounded_queue<Record> queue_;
+  RoundPlanner planner_;  // drain thread only
+};
+
+}  // namespace jsonl::detail

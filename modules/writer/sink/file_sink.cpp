@@ -1,0 +1,168 @@
+module;
+
+#include <algorithm>
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <fcntl.h>
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <span>
+#include <string>
+#include <string_view>
+#include <sys/stat.h>
+#include <system_error>
+#include <unistd.h>
+#include <vector>
+
+module jsonl.writer;
+
+import :sink;
+import :posix_file;
+
+namespace jsonl {
+namespace {
+
+using detail::errno_message;
+using detail::FileDescriptor;
+using detail::throw_errno;
+
+std::uint64_t file_size(int fd, const std::filesystem::path& file) {
+  struct stat status {};
+  if (::fstat(fd, &status) != 0) throw_errno("fstat", file);
+  return static_cast<std::uint64_t>(status.st_size);
+}
+
+bool ends_without_newline(int fd, std::uint64_t size, const std::filesystem::path& file) {
+  if (size == 0) return false;
+  char last = '\n';
+  if (::pread(fd, &last, 1, static_cast<off_t>(size - 1)) != 1) throw_errno("pread", file);
+  return last != '\n';
+}
+
+FileDescriptor open_for_append(const std::filesystem::path& file) {
+  int fd;
+  do {
+    fd = ::open(file.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  } while (fd < 0 && errno == EINTR);
+  return FileDescriptor(fd);
+}
+
+// Opens `file` for appending, creating its directory again (with its parents) and
+// retrying once when the directory is gone. Throws std::system_error.
+FileDescriptor open_recreating_directory(const std::filesystem::path& file, bool& recreated_directory) {
+  if (FileDescriptor fd = open_for_append(file); fd.get() >= 0 || errno != ENOENT || !file.has_parent_path()) {
+    if (fd.get() < 0) throw_errno("open", file);
+    return fd;
+  }
+  std::error_code error;
+  recreated_directory = std::filesystem::create_directories(file.parent_path(), error);
+  if (error) throw std::system_error(error, "create directory " + file.parent_path().string());
+  FileDescriptor fd = open_for_append(file);
+  if (fd.get() < 0) throw_errno("open", file);
+  return fd;
+}
+
+}  // namespace
+
+// The files a commit holds open, and the names known durable across commits.
+struct FileSink::Files {
+  struct Open {
+    std::filesystem::path path;
+    FileDescriptor fd;
+    bool recreated_directory = false;
+    bool written = false;
+    bool maybe_new = false;  // empty when the commit first wrote it
+  };
+  std::vector<Open> open;
+  // Files whose names are durable: their directory was fsync()ed since this sink first
+  // wrote them. A file empty when opened may have been created (again) and is treated
+  // as new whatever the set says.
+  std::set<std::filesystem::path> durable_names;
+
+  Open& find_or_open(const std::filesystem::path& file, AppendOutcome& outcome) {
+    for (Open& candidate : open) {
+      if (candidate.path == file) return candidate;
+    }
+    FileDescriptor fd = open_recreating_directory(file, outcome.recreated_directory);
+    return open.emplace_back(Open{file, std::move(fd), outcome.recreated_directory});
+  }
+};
+
+FileSink::FileSink(std::shared_ptr<const FileCalls> calls)
+    : calls_(calls ? std::move(calls) : std::make_shared<FileCalls>()), files_(std::make_unique<Files>()) {}
+
+FileSink::~FileSink() = default;
+
+AppendOutcome FileSink::append(const std::filesystem::path& file, const FileAppend& append) {
+  AppendOutcome outcome{.file = file, .records = append.records, .bytes = append.bytes.size()};
+  Files::Open* open = nullptr;
+  try {
+    open = &files_->find_or_open(file, outcome);
+    const std::uint64_t size = file_size(open->fd.get(), file);
+    outcome.size_before = size;
+    if (ends_without_newline(open->fd.get(), size, file)) {
+      if (detail::write_fully(*calls_, open->fd.get(), "\n", file) != 1) throw_errno("write", file);
+      outcome.fragment_isolated = true;
+    }
+  } catch (const std::system_error& error) {
+    outcome.error = error.what();
+    return outcome;
+  }
+  if (!open->written) open->maybe_new = *outcome.size_before == 0;
+  open->written = true;
+  const std::uint64_t start = *outcome.size_before + (outcome.fragment_isolated ? 1 : 0);
+  outcome.payload_offset = start;
+  if (detail::write_fully(*calls_, open->fd.get(), append.bytes, file) == append.bytes.size()) return outcome;
+  outcome.error = errno_message("write", file);
+  // What landed is measured, not inferred from the calls: a failed write may still have
+  // put bytes in the file.
+  struct stat status {};
+  if (::fstat(open->fd.get(), &status) != 0) {
+    outcome.touched = append.records;
+    return outcome;
+  }
+  const auto end = static_cast<std::uint64_t>(status.st_size);
+  const std::uint64_t landed = std::min<std::uint64_t>(end > start ? end - start : 0, append.bytes.size());
+  const std::string_view reached(append.bytes.data(), landed);
+  outcome.landed = landed;
+  outcome.touched = static_cast<std::size_t>(std::count(reached.begin(), reached.end(), '\n')) +
+                    (landed != 0 && reached.back() != '\n' ? 1 : 0);
+  return outcome;
+}
+
+void FileSink::make_durable(std::span<AppendOutcome> outcomes) {
+  const auto sync_directory = [&](const std::filesystem::path& directory, std::string& error) {
+    const FileDescriptor fd(::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (fd.get() >= 0 && calls_->fsync(fd.get(), directory) == 0) return true;
+    error = errno_message(fd.get() < 0 ? "open" : "fsync", directory);
+    return false;
+  };
+  for (const Files::Open& file : files_->open) {
+    if (!file.written) continue;
+    std::string error;
+    if (calls_->fsync(file.fd.get(), file.path) != 0) {
+      error = errno_message("fsync", file.path);
+    } else if (!file.maybe_new && files_->durable_names.contains(file.path)) {
+      continue;
+    } else {
+      const std::filesystem::path directory = file.path.parent_path();
+      if (sync_directory(directory, error) &&
+          (!file.recreated_directory || sync_directory(directory.parent_path(), error))) {
+        files_->durable_names.insert(file.path);
+        continue;
+      }
+    }
+    for (AppendOutcome& outcome : outcomes) {
+      if (outcome.file != file.path || !outcome.payload_offset || outcome.error) continue;
+      outcome.error = error;
+      outcome.landed = outcome.bytes;
+      outcome.touched = outcome.records;
+    }
+  }
+}
+
+void FileSink::end_commit() noexcept { files_->open.clear(); }
+
+}  // namespace jsonl

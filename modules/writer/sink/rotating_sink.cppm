@@ -1,0 +1,81 @@
+// The writer's own file: its name, and rotation to a new one by size or age with
+// retention of the newest few, as a decorator of the sink that writes it. A module
+// implementation partition: nothing of it is exported.
+module;
+
+#include <chrono>
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+module jsonl.writer:rotating_sink;
+
+import :options;
+import :sink;
+
+namespace jsonl::detail {
+
+// Appends to the writer's own file (an append whose route names no file) go to the file
+// current when they are written: before one that would take the current file past the
+// size limit (a file that already holds data), or once the file has been current for
+// the age limit, a new one is started. Starting one beyond the retention limit deletes
+// the oldest of this writer's files. An append is never split between files. Other
+// appends pass through. Everything goes to `inner`.
+class RotatingSink final : public Sink {
+ public:
+  RotatingSink(const WriterOptions& options, Sink& inner);
+
+  // Names the first file, in the output directory (which the caller has created).
+  // Counts it as started. Once only, before any other call.
+  std::filesystem::path start();
+
+  // `file` is ignored for an append to the writer's file (append.file empty).
+  AppendOutcome append(const std::filesystem::path& file, const FileAppend& append) override;
+  void make_durable(std::span<AppendOutcome> outcomes) override { inner_.make_durable(outcomes); }
+  void end_commit() noexcept override { inner_.end_commit(); }
+
+  // What retention did since the last call: each file deleted, and each deletion that
+  // failed (path and error), a file already gone aside.
+  struct Deletions {
+    std::vector<std::filesystem::path> deleted;
+    std::vector<std::string> failed;
+  };
+  Deletions take_deletions() { return std::exchange(deletions_, {}); }
+
+  // The current file; empty before start(). Thread-safe.
+  std::optional<std::filesystem::path> current() const;
+  // Lock-free.
+  std::uint64_t files_started() const noexcept { return files_started_.load(std::memory_order_relaxed); }
+
+ private:
+  std::filesystem::path name_file(std::chrono::system_clock::time_point now);
+  // The file an append of `bytes` bytes to the writer's file goes to, rotating first
+  // when the limits say so.
+  std::filesystem::path file_for(std::size_t bytes);
+
+  const WriterOptions& options_;
+  Sink& inner_;
+  const std::string prefix_;  // "<stem>-<host>-<pid>-"
+
+  // Write worker only, after start().
+  std::uint64_t size_ = 0;
+  std::chrono::system_clock::time_point started_at_;
+  std::deque<std::filesystem::path> kept_;  // this writer's files, oldest first
+  std::set<std::filesystem::path> named_;   // every name it has given a file, deleted ones too
+  Deletions deletions_;
+
+  mutable std::mutex mutex_;  // guards current_, for readers on other threads
+  std::optional<std::filesystem::path> current_;
+  std::atomic<std::uint64_t> files_started_{0};
+};
+
+}  // namespace jsonl::detail

@@ -1,0 +1,108 @@
+// Where appends go: one destination interface for every mode. Plain mode writes through
+// it; with durability the write worker also asks it to make a commit's appends durable.
+// Rotation is a decorator of the writer's own file; a configuration that writes
+// elsewhere supplies a sink of its own.
+module;
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+export module jsonl.writer:sink;
+
+import :file_calls;
+
+export namespace jsonl {
+
+// Lines bound for one file, appended with one write.
+struct FileAppend {
+  // Where the route sent them; empty for the writer's own file, which rotation resolves
+  // to the file current when they are written.
+  std::filesystem::path file;
+  std::string bytes;        // whole lines, each ending in '\n'
+  std::size_t records = 0;  // lines in `bytes`
+};
+
+// What became of one append. Offsets are known once its file was opened and measured.
+struct AppendOutcome {
+  std::filesystem::path file;
+  std::size_t records = 0;
+  std::size_t bytes = 0;                      // its lines, the isolating newline aside
+  std::optional<std::uint64_t> size_before;   // the file's size before anything of it
+  bool fragment_isolated = false;             // a '\n' went first: the file ended mid-line
+  std::optional<std::uint64_t> payload_offset;  // where its lines began: they were attempted
+  bool recreated_directory = false;  // the file's directory was gone and was made again
+  // Failed: why, and for lines that were attempted, how many payload bytes reached the
+  // file (empty when that could not be measured) and the records those bytes touch,
+  // wholly or partly.
+  std::optional<std::string> error;
+  std::optional<std::uint64_t> landed;
+  std::size_t touched = 0;
+  bool unexpected = false;  // the error was not the filesystem's
+
+  bool succeeded() const noexcept { return !error; }
+  // Lines and bytes it put in the file, the isolating newline included.
+  std::size_t lines_written() const noexcept { return records + (fragment_isolated ? 1 : 0); }
+  std::size_t bytes_written() const noexcept { return bytes + (fragment_isolated ? 1 : 0); }
+  // The file's size once it landed whole.
+  std::uint64_t end() const noexcept { return payload_offset.value_or(0) + bytes; }
+};
+
+// Lifecycle: the write worker calls append() for each append of a commit, in order;
+// with durability, make_durable() once they are all written; then end_commit(). Called
+// on the write worker only (one thread), so a sink needs no lock of its own. `close`
+// may abandon a call that outlives the shutdown timeout: the sink stays alive until the
+// call returns.
+class Sink {
+ public:
+  virtual ~Sink() = default;
+
+  // Appends `append.bytes` to `file` (append.file, or the writer's current file when
+  // append.file is empty) and says what became of it. An outcome with an error says how
+  // much landed; an exception means nothing of it was written: std::system_error and
+  // its kin that the filesystem refused it (a write error, warned once per run of failed
+  // appends), anything else an unexpected error (logged at ERROR).
+  virtual AppendOutcome append(const std::filesystem::path& file, const FileAppend& append) = 0;
+
+  // Makes what this commit's appends wrote durable. Each outcome whose bytes could not
+  // be made so gets an error, and counts as landed whole: its records are unknown.
+  virtual void make_durable(std::span<AppendOutcome> outcomes) = 0;
+
+  // The commit is over: whatever was held open for it is released.
+  virtual void end_commit() noexcept = 0;
+};
+
+// Appends to local files. A file is opened with O_RDWR|O_APPEND|O_CREAT|O_CLOEXEC|
+// O_NOFOLLOW and mode 0644 (before umask) at its first append of a commit and closed at
+// its end, so a removed or renamed file is recreated at its name and a symlink planted
+// there is refused. When the file's directory is gone, it is created again, with its
+// parents, and the open retried once. If the file's last byte is not '\n' (an append
+// cut short), a '\n' is written first, so the fragment stays one bad line. The lines go
+// in one write, continued after a partial one; what landed after a failed write is
+// measured with fstat, not taken from what write returned. make_durable fsync()s each
+// file written, and the directory of each whose name is not yet known durable (new, or
+// empty when opened), and that directory's parent when the directory was made again.
+// Filesystem errors are outcomes, never exceptions.
+class FileSink : public Sink {
+ public:
+  // `calls`: the system calls of writes and fsyncs (a test's seam).
+  explicit FileSink(std::shared_ptr<const FileCalls> calls = std::make_shared<FileCalls>());
+  FileSink(const FileSink&) = delete;
+  FileSink& operator=(const FileSink&) = delete;
+  ~FileSink() override;
+
+  AppendOutcome append(const std::filesystem::path& file, const FileAppend& append) override;
+  void make_durable(std::span<AppendOutcome> outcomes) override;
+  void end_commit() noexcept override;
+
+ private:
+  struct Files;
+  std::shared_ptr<const FileCalls> calls_;
+  std::unique_ptr<Files> files_;
+};
+
+}  // namespace jsonl
