@@ -11,6 +11,7 @@ module;
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -69,32 +70,44 @@ class PerfMetricsTypedFormat : public RecordFormat<perf::PerfMetricsRecord> {
   bool append_line(perf::PerfMetricsRecord& record, std::string& out) const override;
 };
 
-// The writer a serving app owns. Thread-safety, blocking and accounting are
-// JsonlRecordWriter's; see jsonl.writer.
-class PerfMetricsJsonlWriter : public JsonlRecordWriter<boost::json::value> {
+// The perf-metrics format of each record kind: raw JSON records, raw records in an
+// arena of their own (jsonl::ArenaRecord), and typed records (perf::PerfMetricsRecord),
+// all with the same bytes.
+template <class Record>
+struct perf_metrics_format_for {};
+template <>
+struct perf_metrics_format_for<boost::json::value> {
+  using type = PerfMetricsFormat;
+};
+template <>
+struct perf_metrics_format_for<ArenaRecord> {
+  using type = ArenaRecordFormat<PerfMetricsFormat>;
+};
+template <>
+struct perf_metrics_format_for<perf::PerfMetricsRecord> {
+  using type = PerfMetricsTypedFormat;
+};
+
+// The writer a serving app owns, for any record kind perf_metrics_format_for knows.
+// Thread-safety, blocking and accounting are JsonlRecordWriter's; see jsonl.writer.
+template <class Record = boost::json::value>
+class PerfMetricsWriter : public JsonlRecordWriter<Record> {
  public:
-  PerfMetricsJsonlWriter(std::optional<std::filesystem::path> output_dir,
-                         std::string_view server_kind, LogSink log_sink = log_to_stderr);
+  PerfMetricsWriter(std::optional<std::filesystem::path> output_dir, std::string_view server_kind,
+                    LogSink log_sink = log_to_stderr)
+      : PerfMetricsWriter(perf_metrics_options(std::move(output_dir), server_kind, std::move(log_sink))) {}
   // With options from perf_metrics_options, possibly adjusted.
-  explicit PerfMetricsJsonlWriter(WriterOptions options);
+  explicit PerfMetricsWriter(WriterOptions options)
+      : JsonlRecordWriter<Record>(std::move(options),
+                                  std::make_shared<typename perf_metrics_format_for<Record>::type>()) {}
 };
 
-// The same writer for raw records in an arena of their own (jsonl::ArenaRecord), built
-// and freed in a few calls.
-class ArenaPerfMetricsJsonlWriter : public JsonlRecordWriter<ArenaRecord> {
- public:
-  ArenaPerfMetricsJsonlWriter(std::optional<std::filesystem::path> output_dir, std::string_view server_kind,
-                              LogSink log_sink = log_to_stderr);
-  explicit ArenaPerfMetricsJsonlWriter(WriterOptions options);
-};
-
-// The same writer for typed records: writer.submit(jsonl::perf::PerfMetricsRecord{...}).
-class TypedPerfMetricsJsonlWriter : public JsonlRecordWriter<perf::PerfMetricsRecord> {
- public:
-  TypedPerfMetricsJsonlWriter(std::optional<std::filesystem::path> output_dir, std::string_view server_kind,
-                              LogSink log_sink = log_to_stderr);
-  explicit TypedPerfMetricsJsonlWriter(WriterOptions options);
-};
+// The reference's name, for raw JSON records.
+using PerfMetricsJsonlWriter = PerfMetricsWriter<boost::json::value>;
+// Raw records in an arena of their own, built and freed in a few calls.
+using ArenaPerfMetricsJsonlWriter = PerfMetricsWriter<ArenaRecord>;
+// Typed records: writer.submit(jsonl::perf::PerfMetricsRecord{...}).
+using TypedPerfMetricsJsonlWriter = PerfMetricsWriter<perf::PerfMetricsRecord>;
 
 }  // namespace jsonl
 

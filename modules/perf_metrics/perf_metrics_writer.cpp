@@ -29,25 +29,4 @@ bool PerfMetricsFormat::append_line(boost::json::value& record, std::string& out
   return sanitized;
 }
 
-PerfMetricsJsonlWriter::PerfMetricsJsonlWriter(std::optional<std::filesystem::path> output_dir,
-                                               std::string_view server_kind, LogSink log_sink)
-    : PerfMetricsJsonlWriter(perf_metrics_options(std::move(output_dir), server_kind, std::move(log_sink))) {}
-
-PerfMetricsJsonlWriter::PerfMetricsJsonlWriter(WriterOptions options)
-    : JsonlRecordWriter(std::move(options), std::make_shared<PerfMetricsFormat>()) {}
-
-ArenaPerfMetricsJsonlWriter::ArenaPerfMetricsJsonlWriter(std::optional<std::filesystem::path> output_dir,
-                                                         std::string_view server_kind, LogSink log_sink)
-    : ArenaPerfMetricsJsonlWriter(perf_metrics_options(std::move(output_dir), server_kind, std::move(log_sink))) {}
-
-ArenaPerfMetricsJsonlWriter::ArenaPerfMetricsJsonlWriter(WriterOptions options)
-    : JsonlRecordWriter(std::move(options), std::make_shared<ArenaRecordFormat<PerfMetricsFormat>>()) {}
-
-TypedPerfMetricsJsonlWriter::TypedPerfMetricsJsonlWriter(std::optional<std::filesystem::path> output_dir,
-                                                         std::string_view server_kind, LogSink log_sink)
-    : TypedPerfMetricsJsonlWriter(perf_metrics_options(std::move(output_dir), server_kind, std::move(log_sink))) {}
-
-TypedPerfMetricsJsonlWriter::TypedPerfMetricsJsonlWriter(WriterOptions options)
-    : JsonlRecordWriter(std::move(options), std::make_shared<PerfMetricsTypedFormat>()) {}
-
 }  // namespace jsonl
