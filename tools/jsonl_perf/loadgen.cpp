@@ -19,8 +19,13 @@
 #include <unistd.h>
 #include <vector>
 
+#include <cstdint>
+#include <random>
+
 #include "commands.hpp"
 #include "record_builder.hpp"
+// Its headers are all included above already, so nothing new is included after
+// record_builder.hpp's import (GCC bug 99000).
 #include "trace_builder.hpp"
 
 import jsonl.perf_metrics;

@@ -1,9 +1,10 @@
-#include "record_builder.hpp"
-
+// Headers before the header that imports a module: no #include may follow an import.
 #include <algorithm>
 #include <cmath>
 #include <string>
 #include <utility>
+
+#include "record_builder.hpp"
 
 namespace jsonl_perf {
 namespace {

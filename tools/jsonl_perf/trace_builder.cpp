@@ -1,5 +1,4 @@
-#include "trace_builder.hpp"
-
+// Headers before the header that imports a module: no #include may follow an import.
 #include <boost/json.hpp>
 
 #include <array>
@@ -9,6 +8,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "trace_builder.hpp"
 
 namespace jsonl_perf {
 namespace {
