@@ -4,8 +4,8 @@
 //   <dir>/2026-09-03T14/responses-<pid>.jsonl   one line per response
 //
 // The second configuration of the shared writer, and the first real use of its
-// BatchLayout extension point: each batch (at most 32 records) is grouped by (hour
-// bucket, kind), and each group is appended to its file with one write. The bucket is
+// RecordRoute and Sink extension points: each batch (at most 32 records) is grouped by
+// file (hour bucket and kind), and each group is appended to its file with one write. The bucket is
 // the hour the record was made, not the hour it was written: a record made at
 // 14:59:59.9 goes to hour 14 even when written at 15:00. Hive-style readers (DuckDB,
 // Spark) take the buckets as partitions.
@@ -99,20 +99,11 @@ class TraceFormat : public RecordFormat<TraceRecord<Payload>> {
  public:
   bool append_line(TraceRecord<Payload>& record, std::string& out) const override {
     check_trace_kind(record.kind);
-    constexpr JsonTextOptions utf8{.ensure_ascii = false};
-    bool sanitized;
-    if constexpr (std::is_same_v<Payload, boost::json::value>) {
-      sanitized = append_json(record.payload, out, utf8);
-    } else if constexpr (std::is_same_v<Payload, ArenaRecord>) {
-      sanitized = append_json(record.payload.value(), out, utf8);
-    } else {
-      JsonTextStream stream(out, utf8);
-      write_json(stream, record.payload);
-      sanitized = stream.sanitized();
-    }
-    out += '\n';
-    return sanitized;
+    return payload_.append_line(record.payload, out);
   }
+
+ private:
+  typename format_for<Payload>::type payload_{JsonTextOptions{.ensure_ascii = false}};
 };
 
 // Sends each record to <directory>/<hour bucket>/<kind><suffix>.jsonl: the drain groups

@@ -10,8 +10,9 @@
 //
 // What a configuration may change:
 //   - how a record becomes one line, and which errors mean "malformed" (`RecordFormat`;
-//     `JsonLineFormat` for boost::json::value records, `DescribedFormat` for structs
-//     described with Boost.Describe);
+//     `format_for<Record>` names the default of each record kind: `JsonLineFormat` for
+//     boost::json::value, `ArenaRecordFormat` for ArenaRecord, `DescribedFormat` for
+//     structs described with Boost.Describe);
 //   - which file each record goes to (`RecordRoute`), and where appends go (`Sink`;
 //     `FileSink` for local files);
 //   - the options in `WriterOptions` (directory, file stem, rotation, queue and batch
@@ -30,6 +31,7 @@ export import :options;
 export import :stats;
 export import :json_text;
 export import :format;
+export import :format_for;
 export import :described;
 export import :arena;
 export import :file_calls;

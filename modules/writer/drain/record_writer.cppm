@@ -15,7 +15,6 @@ module;
 #include <stdexcept>
 #include <string>
 #include <thread>
-#include <type_traits>
 #include <utility>
 
 export module jsonl.writer:record_writer;
@@ -24,6 +23,7 @@ import :log;
 import :options;
 import :stats;
 import :format;
+import :format_for;
 import :route;
 import :sink;
 import :admission;
@@ -67,11 +67,11 @@ export namespace jsonl {
 template <class Record = boost::json::value>
 class JsonlRecordWriter {
  public:
-  // `format`: how a record becomes a line (required unless Record is boost::json::value).
+  // `format`: how a record becomes a line (format_for<Record> when empty, if it has one).
   // `sink`: where appends go (a FileSink through options.durability.calls when empty).
   // `route`: which file each record goes to (the writer's own file when empty).
   // Throws std::invalid_argument for unusable options (see WriterOptions), or when no
-  // format is given and Record has no default format.
+  // format is given and Record has no default format (format_for).
   explicit JsonlRecordWriter(WriterOptions options,
                              std::shared_ptr<const RecordFormat<Record>> format = default_format(),
                              std::shared_ptr<Sink> sink = nullptr,
@@ -207,8 +207,8 @@ class JsonlRecordWriter {
   }
 
   static std::shared_ptr<const RecordFormat<Record>> default_format() {
-    if constexpr (std::is_same_v<Record, boost::json::value>) {
-      return std::make_shared<JsonLineFormat>();
+    if constexpr (has_default_format<Record>) {
+      return std::make_shared<typename format_for<Record>::type>();
     } else {
       return nullptr;
     }
