@@ -21,11 +21,13 @@ module;
 module jsonl.perf_metrics;
 
 import :python_int;
+import :schema;
 
 namespace jsonl {
 namespace {
 
 namespace json = boost::json;
+namespace key = perf_schema;
 
 std::string_view kind_name(const json::value& value) {
   switch (value.kind()) {
@@ -137,17 +139,18 @@ template <class Sink>
 void perf_metrics(const json::object& phase, std::string_view where, Sink& sink) {
   static const json::object no_timing;
   const json::object* timing = &no_timing;
-  if (const json::value* value = phase.if_contains("timing_metrics")) {
+  if (const json::value* value = phase.if_contains(key::timing_metrics)) {
     timing = &as_object(*value, where, ".timing_metrics");
   }
   sink.begin_object();
-  sink.key("timing_metrics");
-  if (const json::value* size = timing->if_contains("kv_cache_size"); !size || !truthy(*size)) {
-    sink.object_without(*timing, {"kv_cache_size", "kv_cache_transfer_start", "kv_cache_transfer_end"});
+  sink.key(key::timing_metrics);
+  if (const json::value* size = timing->if_contains(key::kv_cache_size); !size || !truthy(*size)) {
+    const auto& transfer = key::transfer_keys;
+    sink.object_without(*timing, {transfer[0], transfer[1], transfer[2]});
   } else {
     sink.object_without(*timing, {});
   }
-  for (std::string_view name : {"first_iter", "last_iter"}) {
+  for (std::string_view name : {key::first_iter, key::last_iter}) {
     if (const json::value* value = phase.if_contains(name)) {
       sink.key(name);
       sink.value(*value);
@@ -155,17 +158,17 @@ void perf_metrics(const json::object& phase, std::string_view where, Sink& sink)
   }
   // The copy without kv_cache_hit_rate replaces the original only when it is not empty:
   // a kv_cache_metrics holding nothing else is written as it came, hit rate included.
-  if (const json::value* value = phase.if_contains("kv_cache_metrics")) {
+  if (const json::value* value = phase.if_contains(key::kv_cache_metrics)) {
     const json::object& kv_cache = as_object(*value, where, ".kv_cache_metrics");
-    sink.key("kv_cache_metrics");
-    if (kv_cache.size() > (kv_cache.contains("kv_cache_hit_rate") ? 1u : 0u)) {
-      sink.object_without(kv_cache, {"kv_cache_hit_rate"});
+    sink.key(key::kv_cache_metrics);
+    if (kv_cache.size() > (kv_cache.contains(key::kv_cache_hit_rate) ? 1u : 0u)) {
+      sink.object_without(kv_cache, {key::kv_cache_hit_rate});
     } else {
       sink.object_without(kv_cache, {});
     }
   }
-  if (const json::value* value = phase.if_contains("speculative_decoding")) {
-    sink.key("speculative_decoding");
+  if (const json::value* value = phase.if_contains(key::speculative_decoding)) {
+    sink.key(key::speculative_decoding);
     sink.value(*value);
   }
   sink.end_object();
@@ -178,42 +181,42 @@ void worker_metrics(const json::value& request_id, const json::value* ctx_reques
                     const json::value& phase_value, std::string_view where, Sink& sink) {
   const std::optional<json::value> converted = python_int(request_id);
   const json::object& phase = as_object(phase_value, where);
-  sink.key("request_id");
+  sink.key(key::request_id);
   sink.value(converted ? *converted : request_id);
-  sink.key("perf_metrics");
+  sink.key(key::perf_metrics);
   perf_metrics(phase, where, sink);
   if (ctx_request_id && !ctx_request_id->is_null()) {
-    sink.key("ctx_request_id");
+    sink.key(key::ctx_request_id);
     sink.value(*ctx_request_id);
   }
-  if (const json::value* breakdown = phase.if_contains("time_breakdown_metrics"); breakdown && !breakdown->is_null()) {
-    sink.key("time_breakdown_metrics");
+  if (const json::value* breakdown = phase.if_contains(key::time_breakdown_metrics); breakdown && !breakdown->is_null()) {
+    sink.key(key::time_breakdown_metrics);
     sink.value(*breakdown);
   }
 }
 
 template <class Sink>
 void status(const json::object& record, Sink& sink) {
-  static const json::value complete = "complete";
-  const json::value* status = record.if_contains("status");
-  sink.key("status");
+  static const json::value complete(key::default_status);
+  const json::value* status = record.if_contains(key::status);
+  sink.key(key::status);
   sink.value(status ? *status : complete);
 }
 
 template <class Sink>
 void disagg_request_id(const json::object& record, Sink& sink) {
-  if (const json::value* id = record.if_contains("disagg_request_id"); id && !id->is_null()) {
-    sink.key("disagg_request_id");
+  if (const json::value* id = record.if_contains(key::disagg_request_id); id && !id->is_null()) {
+    sink.key(key::disagg_request_id);
     sink.value(*id);
   }
 }
 
 template <class Sink>
 void worker_record(const json::object& record, const json::object& phases, Sink& sink) {
-  const json::value& server = at(phases, "server");
-  const json::value& request_id = at(record, "request_id");
+  const json::value& server = at(phases, key::server);
+  const json::value& request_id = at(record, key::request_id);
   sink.begin_object();
-  worker_metrics(request_id, record.if_contains("ctx_request_id"), server, "phases.server", sink);
+  worker_metrics(request_id, record.if_contains(key::ctx_request_id), server, "phases.server", sink);
   status(record, sink);
   disagg_request_id(record, sink);
   sink.end_object();
@@ -221,37 +224,37 @@ void worker_record(const json::object& record, const json::object& phases, Sink&
 
 template <class Sink>
 void disagg_record(const json::object& record, const json::object& phases, Sink& sink) {
-  const json::object& disagg = as_object(at(phases, "disagg"), "phases.disagg");
-  const json::value& timing_value = at(disagg, "timing_metrics");
-  const json::value& ctx_server = at(disagg, "ctx_server");
-  const json::value& gen_server = at(disagg, "gen_server");
+  const json::object& disagg = as_object(at(phases, key::disagg), "phases.disagg");
+  const json::value& timing_value = at(disagg, key::timing_metrics);
+  const json::value& ctx_server = at(disagg, key::ctx_server);
+  const json::value& gen_server = at(disagg, key::gen_server);
   const json::object& timing = as_object(timing_value, "phases.disagg.timing_metrics");
-  const json::value& arrival = at(timing, "server_arrival_time");
-  const json::value& dispatch = at(timing, "ctx_dispatch_time");
-  const json::value& first_token = at(timing, "server_first_token_time");
+  const json::value& arrival = at(timing, key::server_arrival_time.from);
+  const json::value& dispatch = at(timing, key::ctx_dispatch_time.from);
+  const json::value& first_token = at(timing, key::server_first_token_time.from);
   sink.begin_object();
-  sink.key("ctx_server");
+  sink.key(key::ctx_server);
   sink.value(ctx_server);
-  sink.key("gen_server");
+  sink.key(key::gen_server);
   sink.value(gen_server);
-  sink.key("disagg_server_arrival_time");
+  sink.key(key::server_arrival_time.to);
   sink.value(arrival);
-  sink.key("disagg_ctx_dispatch_time");
+  sink.key(key::ctx_dispatch_time.to);
   sink.value(dispatch);
-  sink.key("disagg_server_first_token_time");
+  sink.key(key::server_first_token_time.to);
   sink.value(first_token);
   status(record, sink);
-  for (const auto& [name, where, key] : {std::tuple{"ctx", "phases.ctx", "ctx_perf_metrics"},
-                                         std::tuple{"gen", "phases.gen", "gen_perf_metrics"}}) {
-    const json::value* phase_value = phases.if_contains(name);
+  for (const key::NestedPhase& nested : key::nested_phases) {
+    const std::string_view where = nested.where;
+    const json::value* phase_value = phases.if_contains(nested.phase);
     if (!phase_value || !truthy(*phase_value)) continue;
     const json::object& phase = as_object(*phase_value, where);
     // The fallback is evaluated even when the phase has its own request_id.
-    const json::value& fallback_id = at(record, "request_id");
-    const json::value* own_id = phase.if_contains("request_id");
-    sink.key(key);
+    const json::value& fallback_id = at(record, key::request_id);
+    const json::value* own_id = phase.if_contains(key::request_id);
+    sink.key(nested.key);
     sink.begin_object();
-    worker_metrics(own_id ? *own_id : fallback_id, phase.if_contains("ctx_request_id"), *phase_value, where, sink);
+    worker_metrics(own_id ? *own_id : fallback_id, phase.if_contains(key::ctx_request_id), *phase_value, where, sink);
     sink.end_object();
   }
   disagg_request_id(record, sink);
@@ -262,9 +265,9 @@ template <class Sink>
 void shape(const json::value& raw, Sink& sink) {
   static const json::value no_phases = json::object();
   const json::object& record = as_object(raw, "record");
-  const json::value* phases_value = record.if_contains("phases");
-  const json::object& phases = as_object(phases_value ? *phases_value : no_phases, "phases");
-  if (phases.contains("disagg")) {
+  const json::value* phases_value = record.if_contains(key::phases);
+  const json::object& phases = as_object(phases_value ? *phases_value : no_phases, key::phases);
+  if (phases.contains(key::disagg)) {
     disagg_record(record, phases, sink);
   } else {
     worker_record(record, phases, sink);

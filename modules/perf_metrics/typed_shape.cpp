@@ -15,11 +15,13 @@ module jsonl.perf_metrics;
 
 import :python_int;
 import :typed_records;
+import :schema;
 
 namespace jsonl {
 namespace {
 
 using namespace perf;
+namespace key = perf_schema;
 
 // request_id as int() converts it, else as it is.
 void request_id(JsonTextStream& out, const RequestId& id) {
@@ -51,9 +53,7 @@ void timing_metrics(JsonTextStream& out, const std::optional<TimingMetrics>& tim
     const bool transfer = timing->kv_cache_size != 0;
     for_each_member(*timing, [&](std::string_view name, const auto& field) {
       if (leaves_key_out(field)) return;
-      const bool transfer_key =
-          name == "kv_cache_size" || name == "kv_cache_transfer_start" || name == "kv_cache_transfer_end";
-      if (!transfer && transfer_key) return;
+      if (!transfer && key::is_transfer_key(name)) return;
       out.key(name);
       write_json(out, field);
     });
@@ -63,22 +63,22 @@ void timing_metrics(JsonTextStream& out, const std::optional<TimingMetrics>& tim
 
 void perf_metrics(JsonTextStream& out, const PhaseMetrics& phase) {
   out.begin_object();
-  out.key("timing_metrics");
+  out.key(key::timing_metrics);
   timing_metrics(out, phase.timing_metrics);
   if (phase.first_iter) {
-    out.key("first_iter");
+    out.key(key::first_iter);
     out.integer(*phase.first_iter);
   }
   if (phase.last_iter) {
-    out.key("last_iter");
+    out.key(key::last_iter);
     out.integer(*phase.last_iter);
   }
   if (phase.kv_cache_metrics) {
-    out.key("kv_cache_metrics");
-    object_without(out, *phase.kv_cache_metrics, "kv_cache_hit_rate");
+    out.key(key::kv_cache_metrics);
+    object_without(out, *phase.kv_cache_metrics, key::kv_cache_hit_rate);
   }
   if (phase.speculative_decoding) {
-    out.key("speculative_decoding");
+    out.key(key::speculative_decoding);
     write_json(out, *phase.speculative_decoding);
   }
   out.end_object();
@@ -86,34 +86,34 @@ void perf_metrics(JsonTextStream& out, const PhaseMetrics& phase) {
 
 void worker_metrics(JsonTextStream& out, const RequestId& id, const std::optional<RequestId>& ctx_request_id,
                     const PhaseMetrics& phase) {
-  out.key("request_id");
+  out.key(key::request_id);
   request_id(out, id);
-  out.key("perf_metrics");
+  out.key(key::perf_metrics);
   perf_metrics(out, phase);
   if (ctx_request_id) {
-    out.key("ctx_request_id");
+    out.key(key::ctx_request_id);
     write_json(out, *ctx_request_id);
   }
   if (phase.time_breakdown_metrics) {
-    out.key("time_breakdown_metrics");
+    out.key(key::time_breakdown_metrics);
     write_json(out, *phase.time_breakdown_metrics);
   }
 }
 
 void status(JsonTextStream& out, const PerfMetricsRecord& record) {
-  out.key("status");
-  out.string(record.status ? std::string_view(*record.status) : std::string_view("complete"));
+  out.key(key::status);
+  out.string(record.status ? std::string_view(*record.status) : key::default_status);
 }
 
 void disagg_request_id(JsonTextStream& out, const PerfMetricsRecord& record) {
   if (record.disagg_request_id) {
-    out.key("disagg_request_id");
+    out.key(key::disagg_request_id);
     write_json(out, *record.disagg_request_id);
   }
 }
 
 void worker_record(JsonTextStream& out, const PerfMetricsRecord& record) {
-  if (!record.phases.server) throw MissingKey("server");
+  if (!record.phases.server) throw MissingKey(key::server);
   out.begin_object();
   worker_metrics(out, record.request_id, record.ctx_request_id, *record.phases.server);
   status(out, record);
@@ -124,21 +124,22 @@ void worker_record(JsonTextStream& out, const PerfMetricsRecord& record) {
 void disagg_record(JsonTextStream& out, const PerfMetricsRecord& record) {
   const DisaggPhase& disagg = *record.phases.disagg;
   out.begin_object();
-  out.key("ctx_server");
+  out.key(key::ctx_server);
   out.string(disagg.ctx_server);
-  out.key("gen_server");
+  out.key(key::gen_server);
   out.string(disagg.gen_server);
-  out.key("disagg_server_arrival_time");
+  out.key(key::server_arrival_time.to);
   out.floating(disagg.timing_metrics.server_arrival_time);
-  out.key("disagg_ctx_dispatch_time");
+  out.key(key::ctx_dispatch_time.to);
   out.floating(disagg.timing_metrics.ctx_dispatch_time);
-  out.key("disagg_server_first_token_time");
+  out.key(key::server_first_token_time.to);
   out.floating(disagg.timing_metrics.server_first_token_time);
   status(out, record);
-  for (const auto& [phase, key] : {std::pair{&record.phases.ctx, "ctx_perf_metrics"},
-                                   std::pair{&record.phases.gen, "gen_perf_metrics"}}) {
+  const std::optional<PhaseMetrics>* nested[] = {&record.phases.ctx, &record.phases.gen};
+  for (std::size_t i = 0; i < key::nested_phases.size(); ++i) {
+    const std::optional<PhaseMetrics>* phase = nested[i];
     if (!*phase || is_empty_object(**phase)) continue;  // an empty phase is falsy
-    out.key(key);
+    out.key(key::nested_phases[i].key);
     out.begin_object();
     worker_metrics(out, (*phase)->request_id ? *(*phase)->request_id : record.request_id, (*phase)->ctx_request_id,
                    **phase);
