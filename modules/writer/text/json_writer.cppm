@@ -1,5 +1,7 @@
 // The JSON text writer behind append_json and JsonTextStream. A module implementation
-// partition: nothing of it is exported.
+// partition: nothing of it is exported. A member function defined in a class in a named
+// module is not implicitly inline, so the always_inline ones say `inline`: their bodies
+// must reach the units that call them.
 module;
 
 #include <boost/json/array.hpp>
@@ -40,13 +42,13 @@ class Output {
 
   // Room for `bytes` more at the returned cursor; commit_to() the end of what was
   // written there.
-  [[gnu::always_inline]] char* reserve(std::size_t bytes) {
+  [[gnu::always_inline]] inline char* reserve(std::size_t bytes) {
     if (static_cast<std::size_t>(end_ - cursor_) < bytes) grow(bytes);
     return cursor_;
   }
   void commit_to(char* end) noexcept { cursor_ = end; }
-  [[gnu::always_inline]] void put(char c) { *reserve(1) = c, ++cursor_; }
-  [[gnu::always_inline]] void append(const char* data, std::size_t bytes) {
+  [[gnu::always_inline]] inline void put(char c) { *reserve(1) = c, ++cursor_; }
+  [[gnu::always_inline]] inline void append(const char* data, std::size_t bytes) {
     copy_short(reserve(bytes), data, bytes);
     cursor_ += bytes;
   }
@@ -116,7 +118,7 @@ class JsonTextWriter {
     check_depth(depth);
     out_ += '{';
   }
-  [[gnu::always_inline]] void key(std::string_view name, bool first) {
+  [[gnu::always_inline]] inline void key(std::string_view name, bool first) {
     quoted(name, first ? quote : comma_quote, quote_colon);
   }
   void close_object() { out_ += '}'; }
@@ -265,7 +267,7 @@ class JsonTextWriter {
   // not the first) and `closing` (a quote, then a colon for a key). Most strings (every
   // key, most values) are plain throughout: they are found so a word at a time and
   // copied in one go, punctuation included.
-  [[gnu::always_inline]] void quoted(std::string_view text, std::string_view opening, std::string_view closing) {
+  [[gnu::always_inline]] inline void quoted(std::string_view text, std::string_view opening, std::string_view closing) {
     const std::size_t plain = plain_prefix(text);
     char* at = out_.reserve(text.size() + 4);
     std::memcpy(at, opening.data(), 2);  // over-copies a one-byte opening; the room is there
