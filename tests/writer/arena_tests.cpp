@@ -1,5 +1,6 @@
 // Records in any storage: the default allocator, an arena each, or an arena several
 // records share, released by whichever thread drops the last of them.
+#include <boost/container/pmr/memory_resource.hpp>
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -21,8 +22,11 @@ using jsonl_test::test_options;
 
 namespace {
 
+// Boost.JSON's memory_resource is Boost.Container's (an alias that Boost 1.92 dropped).
+using MemoryResource = boost::container::pmr::memory_resource;
+
 // A monotonic arena that says when it is destroyed.
-class WatchedArena : public json::memory_resource {
+class WatchedArena : public MemoryResource {
  public:
   explicit WatchedArena(std::shared_ptr<std::atomic<bool>> destroyed) : destroyed_(std::move(destroyed)) {}
   ~WatchedArena() override { destroyed_->store(true); }
@@ -30,7 +34,7 @@ class WatchedArena : public json::memory_resource {
  private:
   void* do_allocate(std::size_t bytes, std::size_t alignment) override { return arena_.allocate(bytes, alignment); }
   void do_deallocate(void*, std::size_t, std::size_t) override {}
-  bool do_is_equal(const json::memory_resource& other) const noexcept override { return this == &other; }
+  bool do_is_equal(const MemoryResource& other) const noexcept override { return this == &other; }
 
   json::monotonic_resource arena_;
   std::shared_ptr<std::atomic<bool>> destroyed_;
@@ -153,7 +157,7 @@ BOOST_AUTO_TEST_CASE(arena_records_write_what_the_same_values_in_default_storage
 BOOST_AUTO_TEST_CASE(an_arena_record_keeps_its_arena_through_moves_and_a_moved_from_one_has_none) {
   jsonl::ArenaRecord record = jsonl::ArenaRecord::make();
   record.value() = record_in(record.storage(), 1);
-  const json::memory_resource* arena = record.storage().get();
+  const MemoryResource* arena = record.storage().get();
   BOOST_TEST(record.value().storage().get() == arena);
   jsonl::ArenaRecord moved(std::move(record));
   BOOST_TEST(moved.storage().get() == arena);

@@ -82,7 +82,7 @@ Latencies time_shared_increments(unsigned producers, std::size_t per_producer, d
 
 // Counts the heap a copy takes, in glibc malloc chunks: what one queued record holds,
 // measured without holding copies (which would raise the peak RSS being measured).
-class CountingResource : public boost::json::memory_resource {
+class CountingResource : public boost::container::pmr::memory_resource {
  public:
   std::size_t allocated = 0;
 
