@@ -30,6 +30,8 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION} (C++20 modules)")
 set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION "libdevel")
-# The module interface units are compiled by the consumer, against these headers.
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libboost-json1.83-dev, libtbb-dev, libc6, libstdc++6")
+# The module interface units are compiled by the consumer, against these headers: the
+# Boost.JSON of the release the package was built with.
+set(CPACK_DEBIAN_PACKAGE_DEPENDS
+  "libboost-json${Boost_VERSION_MAJOR}.${Boost_VERSION_MINOR}-dev, libtbb-dev, libc6, libstdc++6")
 include(CPack)
