@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <thread>
+#include <vector>
 
 #include "writer_fixture.hpp"
 
@@ -15,7 +16,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-bool admitted(Verdict verdict) { return verdict == Verdict::admitted || verdict == Verdict::admitted_wake_drain; }
+bool admitted(Admission::Reservation reservation) { return reservation.admitted(); }
 
 // Spins (yielding) until `done` holds: the state a test waits for is set by one
 // compare-and-swap on the other thread, with no signal of its own.
@@ -31,28 +32,53 @@ BOOST_AUTO_TEST_SUITE(admission)
 BOOST_AUTO_TEST_CASE(admits_up_to_its_capacity_then_refuses_as_full) {
   Admission admission(3, true);
   for (int i = 0; i < 3; ++i) BOOST_TEST(admitted(admission.reserve()));
-  BOOST_TEST((admission.reserve() == Verdict::refused_full));
+  BOOST_TEST((admission.reserve().verdict == Verdict::refused_full));
   BOOST_TEST(admission.depth() == 3u);
   admission.release(1);
   BOOST_TEST(admitted(admission.reserve()));
 }
 
-BOOST_AUTO_TEST_CASE(a_slot_given_back_is_free_again) {
-  Admission admission(1, true);
-  BOOST_TEST(admitted(admission.reserve()));
-  admission.give_back();
-  BOOST_TEST(admission.depth() == 0u);
-  BOOST_TEST(admitted(admission.reserve()));
+BOOST_AUTO_TEST_CASE(tickets_number_the_admitted_records_in_order) {
+  Admission admission(2, true);
+  BOOST_TEST(admission.reserve().ticket == 0u);
+  BOOST_TEST(admission.reserve().ticket == 1u);
+  admission.reserve();  // refused: full
+  admission.release(1);
+  BOOST_TEST(admission.reserve().ticket == 2u);  // ticket 0's slot, released
+}
+
+BOOST_AUTO_TEST_CASE(a_ticket_is_admitted_only_once_the_ticket_a_capacity_before_it_is_released) {
+  Admission admission(4, true);
+  std::atomic<bool> slot_still_held{false};
+  std::vector<std::thread> producers;
+  std::atomic<bool> stop{false};
+  for (int p = 0; p < 2; ++p) {
+    producers.emplace_back([&] {
+      while (!stop) {
+        const Admission::Reservation reservation = admission.reserve();
+        if (!reservation.admitted()) continue;
+        // Its slot's previous ticket must be released already.
+        if (reservation.ticket >= 4 && admission.released() < reservation.ticket - 3) slot_still_held = true;
+      }
+    });
+  }
+  for (int round = 0; round < 2000; ++round) {
+    if (admission.depth() > 0) admission.release(1);
+  }
+  stop = true;
+  for (std::thread& producer : producers) producer.join();
+  BOOST_TEST(!slot_still_held.load());
+  BOOST_TEST(admission.depth() <= 4u);
 }
 
 BOOST_AUTO_TEST_CASE(refuses_as_closed_before_it_accepts_and_after_it_stops) {
   Admission never(4, false);
-  BOOST_TEST((never.reserve() == Verdict::refused_closed));
+  BOOST_TEST((never.reserve().verdict == Verdict::refused_closed));
   Admission stopped(4, true);
   stopped.stop_accepting();
   BOOST_TEST(!stopped.accepting());
-  BOOST_TEST((stopped.reserve() == Verdict::refused_closed));
-  BOOST_TEST((stopped.wait_for_room() == Verdict::refused_closed));
+  BOOST_TEST((stopped.reserve().verdict == Verdict::refused_closed));
+  BOOST_TEST((stopped.wait_for_room().verdict == Verdict::refused_closed));
 }
 
 BOOST_AUTO_TEST_CASE(release_returns_the_mark_of_every_record_released_so_far) {
@@ -61,7 +87,7 @@ BOOST_AUTO_TEST_CASE(release_returns_the_mark_of_every_record_released_so_far) {
   BOOST_TEST(admission.release(2) == 2u);
   BOOST_TEST(admission.release(3) == 5u);
   admission.reserve();
-  BOOST_TEST(admission.admitted() == 6u);  // released, plus the depth
+  BOOST_TEST(admission.admitted() == 6u);  // the next ticket: released, plus the depth
   BOOST_TEST(admission.depth() == 1u);
 }
 
@@ -70,11 +96,11 @@ BOOST_AUTO_TEST_CASE(a_submit_waiting_for_room_is_admitted_once_the_drain_releas
   admission.reserve();
   admission.reserve();
   std::atomic<Verdict> verdict{Verdict::refused_full};
-  std::thread submit([&] { verdict = admission.wait_for_room(); });
+  std::thread submit([&] { verdict = admission.wait_for_room().verdict; });
   yield_until([&] { return admission.waiting() == 1; });
   admission.release(2);  // half empty: waiting submits are woken
   submit.join();
-  BOOST_TEST(admitted(verdict.load()));
+  BOOST_TEST((verdict.load() == Verdict::admitted));
   BOOST_TEST(admission.waiting() == 0u);
 }
 
@@ -82,7 +108,7 @@ BOOST_AUTO_TEST_CASE(stopping_wakes_a_submit_waiting_for_room_and_refuses_it) {
   Admission admission(1, true);
   admission.reserve();
   std::atomic<Verdict> verdict{Verdict::admitted};
-  std::thread submit([&] { verdict = admission.wait_for_room(); });
+  std::thread submit([&] { verdict = admission.wait_for_room().verdict; });
   yield_until([&] { return admission.waiting() == 1; });
   admission.stop_accepting();
   submit.join();
@@ -96,17 +122,18 @@ BOOST_AUTO_TEST_CASE(the_first_submit_after_the_drain_went_idle_is_told_to_wake_
   std::thread drain([&] {
     while (!woken) admission.await_records(1000);
   });
-  // Until the drain has set its idle flag a submit is plainly admitted; give it back.
+  // Until the drain has set its idle flag a submit is plainly admitted; release it, as
+  // the drain would.
   Verdict verdict;
-  while ((verdict = admission.reserve()) == Verdict::admitted) {
-    admission.give_back();
+  while ((verdict = admission.reserve().verdict) == Verdict::admitted) {
+    admission.release(1);
     std::this_thread::yield();
   }
   BOOST_TEST((verdict == Verdict::admitted_wake_drain));
   woken = true;
   admission.wake_drain();
   drain.join();
-  BOOST_TEST((admission.reserve() == Verdict::admitted));  // the drain is awake: no second wake-up
+  BOOST_TEST((admission.reserve().verdict == Verdict::admitted));  // the drain is awake: no second wake-up
 }
 
 BOOST_AUTO_TEST_CASE(a_drain_waiting_for_records_returns_once_admission_stops) {

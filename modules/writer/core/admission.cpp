@@ -18,35 +18,42 @@ Admission::Admission(std::size_t capacity, bool accepting)
     : capacity_(capacity), state_(accepting ? accepting_bit : 0) {}
 
 // One attempt-loop of admission from `state` (the last value seen). Refuses without
-// writing the state word: a closed writer or a full queue costs a load, not a contended
-// read-modify-write.
-Admission::Verdict Admission::admit(std::uint64_t& state) noexcept {
+// writing the state word: a closed writer or a full ring costs a load, not a contended
+// read-modify-write. Reading `released_` with acquire orders this producer's use of its
+// slot after the drain's last use of it.
+Admission::Reservation Admission::admit(std::uint64_t& state) noexcept {
   for (;;) {
-    if ((state & accepting_bit) == 0) return Verdict::refused_closed;
-    if ((state & depth_mask) >= capacity_) return Verdict::refused_full;
-    const std::uint64_t depth = (state & depth_mask) + 1;
+    if ((state & accepting_bit) == 0) return {Verdict::refused_closed};
+    const std::uint64_t ticket = state & count_mask;
+    const std::uint64_t released = released_.load(std::memory_order_acquire);
+    if (released > ticket) {  // `state` is older than the drain's release: look again
+      state = state_.load(std::memory_order_relaxed);
+      continue;
+    }
+    const std::uint64_t depth = ticket - released + 1;
+    if (depth > capacity_) return {Verdict::refused_full};
     const bool wake = (state & idle_bit) != 0 || ((state & napping_bit) != 0 && depth >= (capacity_ + 1) / 2);
     const std::uint64_t next = wake ? (state + 1) & ~(idle_bit | napping_bit) : state + 1;
     if (state_.compare_exchange_weak(state, next, std::memory_order_relaxed)) {
-      return wake ? Verdict::admitted_wake_drain : Verdict::admitted;
+      return {wake ? Verdict::admitted_wake_drain : Verdict::admitted, ticket};
     }
   }
 }
 
-Admission::Verdict Admission::reserve() noexcept {
+Admission::Reservation Admission::reserve() noexcept {
   std::uint64_t state = state_.load(std::memory_order_relaxed);
   return admit(state);
 }
 
-Admission::Verdict Admission::wait_for_room() noexcept {
+Admission::Reservation Admission::wait_for_room() noexcept {
   bool waiting = false;
   for (;;) {
     const std::uint32_t epoch = room_epoch_.load(std::memory_order_acquire);
     std::uint64_t state = state_.load(std::memory_order_relaxed);
-    const Verdict verdict = admit(state);
-    if (verdict != Verdict::refused_full) {
+    const Reservation reservation = admit(state);
+    if (reservation.verdict != Verdict::refused_full) {
       if (waiting) waiting_.fetch_sub(1, std::memory_order_relaxed);
-      return verdict;
+      return reservation;
     }
     if (!waiting) waiting_.fetch_add(1, std::memory_order_relaxed);
     waiting = true;
@@ -59,25 +66,12 @@ void Admission::announce_room() noexcept {
   room_epoch_.notify_all();
 }
 
-void Admission::give_back() noexcept { state_.fetch_sub(1, std::memory_order_relaxed); }
-
 std::uint64_t Admission::release(std::size_t records) noexcept {
-  std::uint64_t depth;
-  std::uint64_t released;
-  {
-    const std::lock_guard lock(released_mutex_);
-    depth = (state_.fetch_sub(records, std::memory_order_relaxed) & depth_mask) - records;
-    released = released_.fetch_add(records, std::memory_order_relaxed) + records;
-  }
-  // Waiting submits are woken once the queue is half empty, not after every batch: they
+  const std::uint64_t released = released_.fetch_add(records, std::memory_order_acq_rel) + records;
+  // Waiting submits are woken once the ring is half empty, not after every batch: they
   // then refill it in one go instead of trading the cores with the drain batch by batch.
-  if (depth <= capacity_ / 2) announce_room();
+  if (admitted() - released <= capacity_ / 2) announce_room();
   return released;
-}
-
-std::uint64_t Admission::admitted() const noexcept {
-  const std::lock_guard lock(released_mutex_);
-  return released_.load(std::memory_order_relaxed) + depth();
 }
 
 void Admission::finished_through(std::uint64_t released) noexcept {
@@ -104,7 +98,11 @@ bool Admission::await_finished(std::uint64_t records, std::chrono::steady_clock:
   return finished;
 }
 
-std::uint64_t Admission::depth() const noexcept { return state_.load(std::memory_order_relaxed) & depth_mask; }
+std::uint64_t Admission::depth() const noexcept {
+  // Released first: what is admitted later only adds to the depth, never below zero.
+  const std::uint64_t released = released_.load(std::memory_order_acquire);
+  return admitted() - released;
+}
 
 bool Admission::accepting() const noexcept { return (state_.load(std::memory_order_relaxed) & accepting_bit) != 0; }
 
@@ -116,9 +114,11 @@ void Admission::stop_accepting() noexcept {
 
 void Admission::await_records(unsigned empty_polls) {
   const std::uint64_t bit = empty_polls >= naps_before_idle ? idle_bit : napping_bit;
+  // Only the drain releases, so `released` holds still while it waits here.
+  const std::uint64_t released = released_.load(std::memory_order_relaxed);
   std::uint64_t state = state_.load(std::memory_order_relaxed);
   do {
-    if ((state & depth_mask) != 0 || (state & accepting_bit) == 0) {
+    if ((state & count_mask) != released || (state & accepting_bit) == 0) {
       std::this_thread::yield();  // a push in progress, or closing: poll again
       return;
     }

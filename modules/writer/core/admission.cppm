@@ -14,34 +14,43 @@ export module jsonl.writer:admission;
 
 export namespace jsonl::detail {
 
-// One state word holds the accepting flag, the drain's waiting flags and the depth: the
-// records admitted and not yet released by the drain (queued, being pushed, or held).
-// Submits and the drain agree on admission, closing and waking through that atomic.
-// Thread-safe throughout.
+// One state word holds the accepting flag, the drain's waiting flags and the count of
+// records admitted so far; the drain's count of records released is a second word. The
+// depth, admitted minus released, is what the writer holds (queued, being pushed, or
+// held by the drain) and never exceeds the capacity. Each admitted record gets the
+// next ticket, its number in admission order: the ring slot its record goes to, free by
+// then because ticket t is admitted only once the drain has released every ticket up to
+// t - capacity. Thread-safe throughout.
 class Admission {
  public:
   // `capacity`: the most records admitted at once (at least 1).
   explicit Admission(std::size_t capacity, bool accepting);
 
   enum class Verdict { admitted, admitted_wake_drain, refused_closed, refused_full };
+  struct Reservation {
+    Verdict verdict;
+    std::uint64_t ticket = 0;  // when admitted: records admitted before this one
 
-  // One compare-and-swap; no lock, no system call. After pushing an admitted record,
+    bool admitted() const noexcept { return verdict == Verdict::admitted || verdict == Verdict::admitted_wake_drain; }
+  };
+
+  // One compare-and-swap; no lock, no system call. After storing an admitted record,
   // the submit calls wake_drain() when told to.
-  Verdict reserve() noexcept;
+  Reservation reserve() noexcept;
   // Like reserve, but waits while full; refused only when closed meanwhile.
-  Verdict wait_for_room() noexcept;
-  // Gives back an admitted slot whose push failed.
-  void give_back() noexcept;
-  // The drain has released `records` it took. Returns how many it has released in all,
-  // these included: the mark a flush of the records before them waits for.
+  Reservation wait_for_room() noexcept;
+  // The drain has released the next `records` tickets: their slots are free again.
+  // Returns how many it has released in all, these included: the mark a flush of the
+  // records before them waits for.
   std::uint64_t release(std::size_t records) noexcept;
 
   std::uint64_t depth() const noexcept;
-  // Records released so far; lock-free, so not read as one with depth().
-  std::uint64_t released() const noexcept { return released_.load(std::memory_order_relaxed); }
+  // Records released so far.
+  std::uint64_t released() const noexcept { return released_.load(std::memory_order_acquire); }
   bool accepting() const noexcept;
   // Refuses every later reserve and wakes the drain and waiting submits. Records
-  // admitted before may still be on their way into the queue: depth() says how many.
+  // admitted before may still be on their way into the ring: admitted() says how many
+  // tickets were handed out.
   void stop_accepting() noexcept;
   // Submits waiting for room now.
   std::uint64_t waiting() const noexcept { return waiting_.load(std::memory_order_relaxed); }
@@ -57,8 +66,8 @@ class Admission {
 
   // Flush's marks. Records are released and their appends finished in queue order, so
   // "the first N records admitted are all written or dropped" is one number.
-  // Records admitted so far: released, or still in the depth.
-  std::uint64_t admitted() const noexcept;
+  // Records admitted so far: the next ticket.
+  std::uint64_t admitted() const noexcept { return state_.load(std::memory_order_acquire) & count_mask; }
   // Every record up to the `released`-th is written or dropped.
   void finished_through(std::uint64_t released) noexcept;
   // Every record admitted is, and nothing more will be admitted.
@@ -70,11 +79,11 @@ class Admission {
   static constexpr std::uint64_t accepting_bit = std::uint64_t{1} << 63;
   static constexpr std::uint64_t idle_bit = std::uint64_t{1} << 62;     // drain waits for a submit
   static constexpr std::uint64_t napping_bit = std::uint64_t{1} << 61;  // drain naps; wake it when half full
-  static constexpr std::uint64_t depth_mask = napping_bit - 1;
+  static constexpr std::uint64_t count_mask = napping_bit - 1;
   static constexpr std::chrono::milliseconds nap{1};
   static constexpr unsigned naps_before_idle = 20;
 
-  Verdict admit(std::uint64_t& state) noexcept;
+  Reservation admit(std::uint64_t& state) noexcept;
   void announce_room() noexcept;
 
   const std::uint64_t capacity_;
@@ -84,8 +93,6 @@ class Admission {
   alignas(64) std::atomic<std::uint32_t> room_epoch_{0};  // bumped when room may have appeared
   std::atomic<std::uint64_t> waiting_{0};
   alignas(64) std::atomic<std::uint64_t> released_{0};
-  // released_ and the depth read as one (release() changes both).
-  mutable std::mutex released_mutex_;
   alignas(64) std::atomic<std::uint64_t> finished_through_{0};
   std::atomic<std::uint32_t> flush_waiters_{0};
   std::mutex flush_mutex_;

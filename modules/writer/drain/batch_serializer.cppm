@@ -19,11 +19,16 @@ export module jsonl.writer:batch_serializer;
 import :accounts;
 import :format;
 import :route;
+import :record_ring;
 import :sink;
 import :side_by_side;
 import :writer_state;
 
 export namespace jsonl::detail {
+
+// Records serialized by one task when a batch is serialized side by side: enough to
+// outweigh handing the task to another core. Each chunk has a text of its own.
+inline constexpr std::size_t records_per_chunk = 32;
 
 // How serializing (or routing) one record went.
 struct LineOutcome {
@@ -31,10 +36,15 @@ struct LineOutcome {
   std::string error;
 };
 
-// What serializing one batch came to, until it is counted.
+// What serializing one batch came to, until it is counted, and the buffers it serializes
+// into: a drain keeps one per batch of a round and reuses them round after round.
 struct SerializedBatch {
   std::vector<FileAppend> appends;
   std::vector<LineOutcome> outcomes;  // one per record of the batch
+  // Emptied texts to serialize into, their capacity kept; the drain refills them with
+  // the texts of appends the write side has finished with.
+  std::vector<std::string> spare_texts;
+  std::vector<std::string> chunk_texts;  // the texts of the group being serialized
 
   // Counts every outcome in order, so rate-limited log lines come out as they would one
   // record at a time. Leaves only the appends that hold records, and returns how many
@@ -46,16 +56,20 @@ struct SerializedBatch {
 template <class Record>
 class BatchSerializer {
  public:
+  using Records = typename RecordRing<Record>::Span;
+
   // `route` may be null: every record to the writer's file. `side_by_side`: whether a
   // group's chunks may be serialized on several threads.
   BatchSerializer(const RecordFormat<Record>& format, const RecordRoute<Record>* route, bool side_by_side)
       : format_(format), route_(route), side_by_side_(side_by_side) {}
 
-  // Routes and serializes `batch` (reordered into its groups) into `result`.
-  void run(std::vector<Record>& batch, SerializedBatch& result) const {
+  // Routes and serializes `batch` into `result`, in groups, and consumes its records.
+  void run(const Records& batch, SerializedBatch& result) const {
+    result.appends.clear();
+    result.outcomes.clear();
     if (!route_) {
       result.outcomes.resize(batch.size());
-      result.appends.push_back(serialize(batch, result.outcomes, {}));
+      result.appends.push_back(serialize(batch, identity_, result.outcomes, {}, result));
       return;
     }
     struct Group {
@@ -63,64 +77,70 @@ class BatchSerializer {
       std::vector<std::size_t> members;
     };
     std::vector<Group> groups;
-    std::vector<LineOutcome> unrouted;
     for (std::size_t i = 0; i < batch.size(); ++i) {
       std::filesystem::path file;
-      if (!routed(batch[i], file, unrouted)) continue;
+      if (!routed(batch, i, file, result.outcomes)) continue;
       auto group = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.file == file; });
       if (group == groups.end()) group = groups.insert(groups.end(), Group{std::move(file), {}});
       group->members.push_back(i);
     }
-    std::vector<Record> ordered;
-    ordered.reserve(batch.size());
-    for (const Group& group : groups) {
-      for (const std::size_t i : group.members) ordered.push_back(std::move(batch[i]));
-    }
-    batch = std::move(ordered);
-    result.outcomes = std::move(unrouted);
-    const std::size_t first = result.outcomes.size();
-    result.outcomes.resize(first + batch.size());
-    std::size_t begin = 0;
+    std::size_t first = result.outcomes.size();
+    result.outcomes.resize(batch.size());
     for (Group& group : groups) {
-      const std::span<Record> records(batch.data() + begin, group.members.size());
-      const std::span<LineOutcome> outcomes(result.outcomes.data() + first + begin, group.members.size());
-      begin += group.members.size();
-      result.appends.push_back(serialize(records, outcomes, std::move(group.file)));
+      const std::span<LineOutcome> outcomes(result.outcomes.data() + first, group.members.size());
+      first += group.members.size();
+      result.appends.push_back(serialize(batch, group.members, outcomes, std::move(group.file), result));
     }
   }
 
  private:
-  // Whether `record` has a file; if not, notes why in `unrouted` and releases it.
-  bool routed(Record& record, std::filesystem::path& file, std::vector<LineOutcome>& unrouted) const {
+  // Positions 0, 1, 2, ... of a batch: a group of every record.
+  struct Identity {
+    std::size_t operator[](std::size_t i) const noexcept { return i; }
+  };
+
+  // Whether record `i` has a file; if not, notes why in `outcomes` and consumes it.
+  bool routed(const Records& batch, std::size_t i, std::filesystem::path& file,
+              std::vector<LineOutcome>& outcomes) const {
     try {
-      file = route_->route(record);
+      file = route_->route(batch[i]);
       return true;
     } catch (const std::exception& error) {
-      unrouted.push_back(format_.is_malformed(error) ? LineOutcome{LineOutcome::malformed, error.what()}
+      outcomes.push_back(format_.is_malformed(error) ? LineOutcome{LineOutcome::malformed, error.what()}
                                                      : LineOutcome{LineOutcome::unexpected, describe_current_exception()});
     } catch (...) {
-      unrouted.push_back({LineOutcome::unexpected, describe_current_exception()});
+      outcomes.push_back({LineOutcome::unexpected, describe_current_exception()});
     }
-    record = Record();
+    batch.consume(i);
     return false;
   }
 
-  // Serializes a group's records, in chunks side by side when allowed (the format is
-  // thread-safe), else into one text that becomes the append's without another copy.
-  // A chunk's text is sized from its first line, as a batch's lines are much alike. Each
-  // record is released as soon as it is serialized, by the thread that serialized it,
-  // while it is still in that core's cache.
-  FileAppend serialize(std::span<Record> group, std::span<LineOutcome> outcomes, std::filesystem::path file) const {
-    const std::size_t per_chunk = std::max<std::size_t>(1, side_by_side_ ? records_per_chunk : group.size());
-    const std::size_t chunks = (group.size() + per_chunk - 1) / per_chunk;
-    std::vector<std::string> texts(chunks);
+  // Serializes the records `members` names (as many as `outcomes` has), in chunks side
+  // by side when allowed (the format is thread-safe), else into one text that becomes
+  // the append's without another copy. A chunk's text is sized from its first line, as
+  // a batch's lines are much alike. Each record is consumed as soon as it is
+  // serialized, by the thread that serialized it, while it is still in that core's
+  // cache.
+  template <class Members>
+  FileAppend serialize(const Records& batch, const Members& members, std::span<LineOutcome> outcomes,
+                       std::filesystem::path file, SerializedBatch& buffers) const {
+    const std::size_t records = outcomes.size();
+    const std::size_t per_chunk = std::max<std::size_t>(1, side_by_side_ ? records_per_chunk : records);
+    const std::size_t chunks = (records + per_chunk - 1) / per_chunk;
+    std::vector<std::string>& texts = buffers.chunk_texts;
+    texts.resize(chunks);
+    for (std::string& text : texts) {
+      if (buffers.spare_texts.empty()) continue;
+      text = std::move(buffers.spare_texts.back());
+      buffers.spare_texts.pop_back();
+    }
     const auto serialize_chunk = [&](std::size_t chunk) {
       const std::size_t begin = chunk * per_chunk;
-      const std::size_t end = std::min(group.size(), begin + per_chunk);
+      const std::size_t end = std::min(records, begin + per_chunk);
       std::string& text = texts[chunk];
       for (std::size_t i = begin; i < end; ++i) {
-        outcomes[i] = serialize_one(group[i], text);
-        group[i] = Record();
+        outcomes[i] = serialize_one(batch[members[i]], text);
+        batch.consume(members[i]);
         if (i == begin) text.reserve(std::min(text.size() * (end - begin) * 9 / 8, max_reserve));
       }
     };
@@ -130,13 +150,19 @@ class BatchSerializer {
       for (std::size_t chunk = 0; chunk < chunks; ++chunk) serialize_chunk(chunk);
     }
 
-    // The first chunk's text becomes the append's; the others follow it.
+    // The first chunk's text becomes the append's; the others follow it, and are spare
+    // again.
     FileAppend append{std::move(file), {}, 0};
     std::size_t bytes = 0;
     for (const std::string& text : texts) bytes += text.size();
     if (!texts.empty()) append.bytes = std::move(texts.front());
     append.bytes.reserve(bytes);
-    for (std::size_t chunk = 1; chunk < texts.size(); ++chunk) append.bytes += texts[chunk];
+    for (std::size_t chunk = 1; chunk < texts.size(); ++chunk) {
+      append.bytes += texts[chunk];
+      texts[chunk].clear();
+      buffers.spare_texts.push_back(std::move(texts[chunk]));
+    }
+    texts.clear();
     append.records = static_cast<std::size_t>(std::count_if(outcomes.begin(), outcomes.end(), [](const LineOutcome& o) {
       return o.kind == LineOutcome::written || o.kind == LineOutcome::sanitized;
     }));
@@ -158,11 +184,10 @@ class BatchSerializer {
     }
   }
 
-  // Records serialized by one task: enough to outweigh handing the task to another core.
-  static constexpr std::size_t records_per_chunk = 32;
   // The most a chunk's text is sized ahead, so that one huge first line cannot make it
   // reserve many times what the chunk needs.
   static constexpr std::size_t max_reserve = std::size_t{1} << 20;
+  static constexpr Identity identity_{};
 
   const RecordFormat<Record>& format_;
   const RecordRoute<Record>* route_;

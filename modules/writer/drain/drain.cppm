@@ -1,10 +1,9 @@
-// The drain: takes queued records in rounds of batches, serializes them (alone or side by
-// side, as the planner says), releases them, counts their outcomes in submission order,
-// and hands the appends to the write side. One way: nothing calls back into it. Not part
-// of the public contract; exported only because JsonlRecordWriter's template code runs it.
+// The drain: takes stored records from the ring in rounds of batches, serializes them
+// where they lie (alone or side by side, as the planner says), releases their slots,
+// counts their outcomes in submission order, and hands the appends to the write side.
+// One way: nothing calls back into it. Not part of the public contract; exported only
+// because JsonlRecordWriter's template code runs it.
 module;
-
-#include <tbb/concurrent_queue.h>
 
 #include <algorithm>
 #include <chrono>
@@ -13,6 +12,7 @@ module;
 #include <iterator>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -22,6 +22,7 @@ export module jsonl.writer:drain;
 import :accounts;
 import :format;
 import :route;
+import :record_ring;
 import :batch_serializer;
 import :side_by_side;
 import :write_side;
@@ -34,12 +35,14 @@ class Drain {
  public:
   Drain(std::shared_ptr<WriterState> state, WriteSide& write_side,
         std::shared_ptr<const RecordFormat<Record>> format, std::shared_ptr<const RecordRoute<Record>> route)
-      : state_(std::move(state)), write_side_(write_side), format_(std::move(format)), route_(std::move(route)) {
-    queue_.set_capacity(static_cast<std::ptrdiff_t>(state_->options.queue_size));
-  }
+      : state_(std::move(state)),
+        write_side_(write_side),
+        format_(std::move(format)),
+        route_(std::move(route)),
+        ring_(state_->options.queue_size) {}
 
-  // Any thread, once admitted. Throws what the queue throws (its allocation failed).
-  void push(Record&& record) { queue_.push(std::move(record)); }
+  // Any thread, once admitted with `ticket`.
+  void push(std::uint64_t ticket, Record&& record) noexcept { ring_.put(ticket, std::move(record)); }
 
   // The drain thread's body: rounds until the writer stops accepting and every record
   // admitted before is taken, then waits for the write side to finish. Cancelled by
@@ -53,15 +56,13 @@ class Drain {
     state_->admission.finished_all();
   }
 
-  // Counts every record admitted and not yet taken as abandoned, waiting for pushes still
-  // in progress. Only after admission stopped, and not beside a running drain.
+  // Counts every record admitted and not yet taken as abandoned, waiting for stores
+  // still in progress. Only after admission stopped, and not beside a running drain.
   void abandon_queued() noexcept {
-    std::size_t records = 0;
-    for (Record record;;) {
-      while (queue_.try_pop(record)) ++records;
-      if (state_->admission.depth() == records) break;
-      std::this_thread::yield();
-    }
+    const std::size_t records = state_->admission.admitted() - next_;
+    while (ring_.filled(next_, records) < records) std::this_thread::yield();
+    RecordRing<Record>::vacate(ring_.span(next_, records));
+    next_ += records;
     state_->admission.release(records);
     state_->accounts.dropped(DropReason::abandoned, records);
     state_->admission.finished_all();
@@ -69,59 +70,53 @@ class Drain {
 
  private:
   void drain_rounds() {
-    std::vector<std::vector<Record>> round;
     for (unsigned empty_polls = 0;;) {
-      const std::size_t records = take_round(round);
+      const std::size_t records = take_round();
       if (records == 0) {
         if (!state_->admission.accepting() && state_->admission.depth() == 0) break;
         state_->admission.await_records(empty_polls++);
         continue;
       }
       empty_polls = 0;
-      write_round_contained(round, records);
-      round.clear();
+      write_round_contained(records);
     }
     write_side_.wait_idle();
   }
 
-  // Pops whole batches while records are waiting, up to batches_per_round and a quarter
-  // of the queue's capacity (at least one batch): one round of serializing for all of
-  // them rather than one per batch.
-  std::size_t take_round(std::vector<std::vector<Record>>& round) {
+  // Takes the records waiting, in batches, up to batches_per_round and a quarter of the
+  // ring (at least one batch): one round of serializing for all of them rather than one
+  // per batch.
+  std::size_t take_round() {
     const std::size_t batch_size = state_->options.batch_size;
     const std::size_t batches = std::max<std::size_t>(
         1, std::min(state_->options.queue_size / 4 / batch_size, std::size_t{batches_per_round}));
-    std::size_t records = 0;
-    Record record;
-    while (round.size() < batches) {
-      std::vector<Record> batch;
-      while (batch.size() < batch_size && queue_.try_pop(record)) batch.push_back(std::move(record));
-      if (batch.empty()) break;
-      records += batch.size();
-      round.push_back(std::move(batch));
-      if (round.back().size() < batch_size) break;
+    const std::size_t records = ring_.filled(next_, batches * batch_size);
+    round_.clear();
+    for (std::size_t taken = 0; taken < records; taken += batch_size) {
+      round_.push_back(ring_.span(next_ + taken, std::min(batch_size, records - taken)));
     }
     return records;
   }
 
   // An unexpected error anywhere in a round's journey to the write side costs the
   // records of that round not yet accounted for, never the drain thread. Cancellation
-  // goes through. The round's records leave the admission's depth only once released,
+  // goes through. The round's tickets leave the admission's depth only once released,
   // so that the capacity bounds every record the writer holds, the drain's included.
   // Releasing returns the records released in all, the mark a flush waits for the write
   // side to pass.
-  void write_round_contained(std::vector<std::vector<Record>>& round, std::size_t records) {
+  void write_round_contained(std::size_t records) {
     std::optional<std::uint64_t> through;
     const auto release = [&] {
       if (!through) {
-        round.clear();
+        for (const Records& batch : round_) RecordRing<Record>::vacate(batch);
+        next_ += records;
         through = state_->admission.release(records);
       }
       return *through;
     };
     std::size_t accounted = 0;
     try {
-      write_round(round, records, accounted, release);
+      write_round(records, accounted, release);
       return;
     } catch (const DrainCancelled&) {
       release();
@@ -144,21 +139,22 @@ class Drain {
   // included: serializing side by side also slows the worker down when the cores are
   // short.
   template <class Release>
-  void write_round(std::vector<std::vector<Record>>& round, std::size_t records, std::size_t& accounted,
-                   const Release& release) {
+  void write_round(std::size_t records, std::size_t& accounted, const Release& release) {
     const bool side_by_side = planner_.side_by_side(records);
     const auto began = std::chrono::steady_clock::now();
-    std::vector<SerializedBatch> batches(round.size());
+    prepare_buffers();
     const BatchSerializer<Record> serializer(*format_, route_.get(), side_by_side);
-    const auto serialize_batch = [&](std::size_t i) { serializer.run(round[i], batches[i]); };
-    if (side_by_side && round.size() > 1) {
-      run_side_by_side(round.size(), serialize_batch);
+    const auto serialize_batch = [&](std::size_t i) { serializer.run(round_[i], serialized_[i]); };
+    if (side_by_side && round_.size() > 1) {
+      run_side_by_side(round_.size(), serialize_batch);
     } else {
-      for (std::size_t i = 0; i < round.size(); ++i) serialize_batch(i);
+      for (std::size_t i = 0; i < round_.size(); ++i) serialize_batch(i);
     }
-    WriteJob job{{}, release()};
+    WriteJob job{std::move(spare_appends_), release()};
+    job.appends.clear();
     std::size_t in_appends = 0;
-    for (SerializedBatch& batch : batches) {
+    for (std::size_t i = 0; i < round_.size(); ++i) {
+      SerializedBatch& batch = serialized_[i];
       in_appends += batch.count(state_->accounts, accounted);
       std::move(batch.appends.begin(), batch.appends.end(), std::back_inserter(job.appends));
     }
@@ -169,6 +165,24 @@ class Drain {
     state_->accounts.serialized(records, side_by_side);
   }
 
+  // Gives each batch of the round a text to serialize into for every chunk it may have,
+  // taken from the texts the write side is done with, so that in steady state nothing
+  // is allocated for them.
+  void prepare_buffers() {
+    write_side_.reclaim(spare_texts_, spare_appends_);
+    if (serialized_.size() < round_.size()) serialized_.resize(round_.size());
+    for (std::size_t i = 0; i < round_.size(); ++i) {
+      std::vector<std::string>& spare = serialized_[i].spare_texts;
+      const std::size_t wanted = (round_[i].size() + records_per_chunk - 1) / records_per_chunk;
+      while (spare.size() < wanted && !spare_texts_.empty()) {
+        spare.push_back(std::move(spare_texts_.back()));
+        spare_texts_.pop_back();
+      }
+    }
+  }
+
+  using Records = typename RecordRing<Record>::Span;
+
   // Batches serialized in one round, when that many are waiting.
   static constexpr std::size_t batches_per_round = 16;
 
@@ -176,8 +190,15 @@ class Drain {
   WriteSide& write_side_;
   std::shared_ptr<const RecordFormat<Record>> format_;
   std::shared_ptr<const RecordRoute<Record>> route_;
-  tbb::concurrent_bounded_queue<Record> queue_;
-  RoundPlanner planner_;  // drain thread only
+  RecordRing<Record> ring_;
+  // The drain thread's alone: the next ticket to take, the round taken, and the buffers
+  // reused round after round.
+  std::uint64_t next_ = 0;
+  std::vector<Records> round_;
+  std::vector<SerializedBatch> serialized_;
+  std::vector<std::string> spare_texts_;
+  std::vector<FileAppend> spare_appends_;
+  RoundPlanner planner_;
 };
 
 }  // namespace jsonl::detail

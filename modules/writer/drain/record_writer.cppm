@@ -15,6 +15,7 @@ module;
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <utility>
 
 export module jsonl.writer:record_writer;
@@ -57,7 +58,12 @@ export namespace jsonl {
 //                changed.
 //
 // start(), close(), flush() and path() may be called from any thread; submit() from any
-// number of threads at once, at any time. Record must be default-constructible and movable.
+// number of threads at once, at any time.
+//
+// Storage: the queue is a ring of `queue_size` slots, each the size of a Record,
+// allocated with the writer. A submit moves its record into a slot and the drain
+// serializes it there: in steady state neither allocates. Record must be nothrow
+// move-constructible.
 //
 // Write latency: a drain that finds the queue empty naps (1 ms) rather than being woken
 // by every submit, so a record may reach the file up to a nap after it was submitted;
@@ -65,6 +71,7 @@ export namespace jsonl {
 // also waits for the round it was taken in (up to 16 batches, at most a quarter of the
 // queue size) to be serialized before its batch is appended.
 template <class Record = boost::json::value>
+  requires std::is_nothrow_move_constructible_v<Record>
 class JsonlRecordWriter {
  public:
   // `format`: how a record becomes a line (format_for<Record> when empty, if it has one).
@@ -110,7 +117,7 @@ class JsonlRecordWriter {
   // of 1000). Never blocks, never throws, does no I/O of its own (the log sink is called
   // for that rate-limited warning), and makes no system call while the writer is busy:
   // an idle drain is woken by the first record after a pause.
-  bool submit(Record&& record) noexcept { return enqueue(state_->admission.reserve(), record); }
+  bool submit(Record&& record) noexcept { return store(state_->admission.reserve(), record); }
 
   // For batch producers that must not lose records to a full queue: like submit, but
   // while the queue is full it blocks until the drain makes room, and counts no drop.
@@ -118,7 +125,7 @@ class JsonlRecordWriter {
   // accepting while it waits (close() wakes it). Do not call it on a thread that
   // close() must not wait for, and not before start() on a full queue unless another
   // thread will start or close the writer.
-  bool submit_wait(Record&& record) noexcept { return enqueue(state_->admission.wait_for_room(), record); }
+  bool submit_wait(Record&& record) noexcept { return store(state_->admission.wait_for_room(), record); }
 
   // See the lifecycle above. Blocks at most the shutdown timeout plus the time to join
   // the drain thread once cancelled.
@@ -182,28 +189,21 @@ class JsonlRecordWriter {
 
  private:
   enum class Phase { created, running, closed };
-  using Verdict = detail::Admission::Verdict;
 
-  // Moves `record` into the queue once admitted; counts a refusal.
-  bool enqueue(Verdict verdict, Record& record) noexcept {
-    if (verdict == Verdict::refused_closed) {
+  // Moves `record` into its slot once admitted; counts a refusal.
+  bool store(detail::Admission::Reservation reservation, Record& record) noexcept {
+    using enum detail::Admission::Verdict;
+    if (reservation.verdict == refused_closed) {
       state_->accounts.ignored();
       return false;
     }
-    if (verdict == Verdict::refused_full) {
+    if (reservation.verdict == refused_full) {
       state_->accounts.queue_full();
       return false;
     }
-    bool pushed = false;
-    try {
-      drain_.push(std::move(record));
-      pushed = true;
-    } catch (...) {
-      state_->admission.give_back();
-      state_->accounts.dropped(DropReason::queue_full, 1);
-    }
-    if (verdict == Verdict::admitted_wake_drain) state_->admission.wake_drain();
-    return pushed;
+    drain_.push(reservation.ticket, std::move(record));
+    if (reservation.verdict == admitted_wake_drain) state_->admission.wake_drain();
+    return true;
   }
 
   static std::shared_ptr<const RecordFormat<Record>> default_format() {

@@ -9,6 +9,7 @@ module;
 #include <filesystem>
 #include <memory>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -50,6 +51,11 @@ class WriteSide {
   void hand_off(WriteJob job);
   // Waits until the worker is idle; on cancel() as hand_off.
   void wait_idle();
+  // Moves in what the worker is done with, emptied, their capacity kept: the texts of
+  // the appends it performed into `texts`, and a list of appends into `appends` when
+  // that has no capacity. The drain fills them again, so that in steady state neither
+  // side allocates for them.
+  void reclaim(std::vector<std::string>& texts, std::vector<FileAppend>& appends);
   // Makes a waiting or later hand_off/wait_idle throw DrainCancelled.
   void cancel() noexcept;
   // Ends the thread: joined when idle, detached when an abandoned append still runs.

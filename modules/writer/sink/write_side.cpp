@@ -1,0 +1,141 @@
+// WriteSide: hands jobs to the write worker (:write_worker) and starts, cancels and
+// stops it.
+module;
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <utility>
+#include <vector>
+
+module jsonl.writer;
+
+import :write_side;
+import :write_worker;
+
+namespace jsonl::detail {
+
+WriteSide::WriteSide(std::shared_ptr<WriterState> state, std::shared_ptr<Sink> sink)
+    : state_(std::make_shared<State>(std::move(state), std::move(sink))) {}
+
+WriteSide::~WriteSide() { stop(); }
+
+bool WriteSide::start() {
+  const WriterOptions& options = state_->writer->options;
+  if (!options.output_dir) return false;
+  const std::filesystem::path& directory = *options.output_dir;
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  if (!error && !std::filesystem::is_directory(directory, error) && !error) {
+    error = std::make_error_code(std::errc::not_a_directory);
+  }
+  if (error) {
+    const std::string& name = options.wording.disabled;
+    state_->log(LogLevel::error, "Disabling " + (name.empty() ? options.subject + " JSONL" : name) +
+                                     " output: cannot create directory '" + directory.string() +
+                                     "': " + error.message());
+    return false;
+  }
+  state_->sink.start();
+  thread_ = std::thread([state = state_] { state->run(); });
+  return true;
+}
+
+void WriteSide::hand_off(WriteJob job) {
+  const std::size_t records = records_of(job);
+  std::unique_lock lock(state_->mutex);
+  state_->changed.wait(lock, [&] { return state_->can_take(records) || state_->cancelled; });
+  if (state_->cancelled) {
+    state_->abandon(records);
+    throw DrainCancelled{};
+  }
+  state_->pending.push_back(std::move(job));
+  state_->pending_records += records;
+  state_->changed.notify_all();
+}
+
+void WriteSide::wait_idle() {
+  std::unique_lock lock(state_->mutex);
+  state_->changed.wait(lock, [this] { return state_->idle() || state_->cancelled; });
+  if (state_->cancelled) {
+    state_->abandon(0);
+    throw DrainCancelled{};
+  }
+}
+
+void WriteSide::reclaim(std::vector<std::string>& texts, std::vector<FileAppend>& appends) {
+  const std::lock_guard lock(state_->mutex);
+  for (std::string& text : state_->spent_texts) texts.push_back(std::move(text));
+  state_->spent_texts.clear();
+  if (appends.capacity() == 0) appends.swap(state_->spent_appends);
+}
+
+void WriteSide::cancel() noexcept {
+  const std::lock_guard lock(state_->mutex);
+  state_->cancelled = true;
+  state_->changed.notify_all();
+}
+
+void WriteSide::stop() noexcept {
+  if (!thread_.joinable()) return;
+  bool stuck;
+  {
+    const std::lock_guard lock(state_->mutex);
+    state_->stopping = true;
+    stuck = !state_->idle() || state_->publishing;
+    state_->changed.notify_all();
+  }
+  if (stuck) {
+    thread_.detach();
+  } else {
+    thread_.join();
+  }
+}
+
+std::optional<std::filesystem::path> WriteSide::current_file() const { return state_->sink.current(); }
+
+std::optional<std::filesystem::path> WriteSide::books_file() const {
+  if (!state_->books) return std::nullopt;
+  return state_->books->document_file();
+}
+
+bool WriteSide::durable() const noexcept { return state_->durable(); }
+
+void WriteSide::publish(bool urgent) { state_->publish(urgent); }
+
+void WriteSide::publish_closed(std::chrono::milliseconds timeout) {
+  auto published = std::make_shared<std::promise<std::string>>();
+  std::future<std::string> outcome = published->get_future();
+  // The thread holds the state: a publication that outlives close touches nothing freed.
+  std::thread publisher([state = state_, published] {
+    std::string error;
+    const std::lock_guard lock(state->books_mutex);
+    state->books->publish_if_due(state->writer->books_view(), true, true, error);
+    published->set_value(std::move(error));
+  });
+  if (outcome.wait_for(timeout) != std::future_status::ready) {
+    publisher.detach();
+    state_->log(LogLevel::warning, "Timed out publishing the closed " + state_->subject() + " JSONL books");
+    return;
+  }
+  publisher.join();
+  if (const std::string error = outcome.get(); !error.empty()) {
+    state_->log(LogLevel::warning, "Failed to publish " + state_->subject() + " JSONL books: " + error);
+  }
+}
+
+void WriteSide::fill(WriterStats& stats) const noexcept {
+  stats.files_started = state_->sink.files_started();
+  if (state_->books) {
+    stats.publications = state_->books->publications();
+    stats.publication_errors = state_->books->publication_errors();
+  }
+}
+
+}  // namespace jsonl::detail

@@ -1,0 +1,298 @@
+// The write worker: the thread behind WriteSide, its jobs and the commit policy (plain:
+// each append booked as performed; durable: group commit, then the books). An
+// implementation partition: only the write side's implementation imports it.
+module;
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+module jsonl.writer:write_worker;
+
+import :write_side;
+import :rotating_sink;
+import :books;
+
+namespace jsonl::detail {
+
+std::size_t records_of(const WriteJob& job) noexcept {
+  std::size_t records = 0;
+  for (const FileAppend& append : job.appends) records += append.records;
+  return records;
+}
+
+// Ends the commit however the worker leaves it.
+struct CommitEnd {
+  Sink& sink;
+  ~CommitEnd() { sink.end_commit(); }
+};
+
+struct WriteSide::State {
+  State(std::shared_ptr<WriterState> writer_state, std::shared_ptr<Sink> configured_sink)
+      : writer(std::move(writer_state)),
+        accounts(writer->accounts),
+        configured(configured_sink ? std::move(configured_sink)
+                                   : std::make_shared<FileSink>(writer->options.durability.calls)),
+        sink(writer->options, *configured) {
+    if (writer->options.durability.enabled && writer->options.output_dir) books.emplace(writer->options);
+  }
+
+  const std::shared_ptr<WriterState> writer;
+  Accounts& accounts;
+  const std::shared_ptr<Sink> configured;
+  RotatingSink sink;                 // the writer's file rotated, over `configured`
+  std::optional<WriterBooks> books;  // with durability and an output directory
+  // Held while a commit is booked and while a document is made and published, so that a
+  // document's counts agree with its file books. The worker takes it before `mutex`, so
+  // that a publication stuck in the filesystem never holds up close's cancellation.
+  std::mutex books_mutex;
+
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::vector<WriteJob> pending;    // handed off, not yet taken by the thread
+  std::vector<WriteJob> taken;      // the thread's: the jobs it performs now
+  std::size_t pending_records = 0;  // in `pending`
+  bool busy = false;                // the thread is performing jobs
+  std::size_t unaccounted = 0;      // records of those jobs not yet counted
+  bool abandoned = false;           // those jobs were given up by close
+  bool cancelled = false;
+  bool stopping = false;
+  bool publishing = false;  // idle, and publishing the books
+
+  // The worker's alone: the current run of failed appends (the records it lost; none: no
+  // run) and whether its filesystem refusal was warned of; files retention deleted since
+  // the last commit was booked.
+  std::uint64_t lost_in_run = 0;
+  bool run_warned = false;
+  std::vector<std::filesystem::path> deleted_files;
+
+  // What performed jobs leave for the drain to fill again (WriteSide::reclaim).
+  std::vector<std::string> spent_texts;
+  std::vector<FileAppend> spent_appends;
+
+  // Keeps the buffers of the jobs taken, emptied; under `mutex`. A text grown far
+  // beyond what a round needs (one huge record) is freed instead.
+  void spend() {
+    for (WriteJob& job : taken) {
+      for (FileAppend& append : job.appends) {
+        if (append.bytes.capacity() > largest_spent_text) continue;
+        append.bytes.clear();
+        spent_texts.push_back(std::move(append.bytes));
+      }
+      job.appends.clear();
+      if (spent_appends.capacity() == 0) spent_appends.swap(job.appends);
+    }
+    taken.clear();
+  }
+  static constexpr std::size_t largest_spent_text = std::size_t{16} << 20;
+
+  bool durable() const noexcept { return books.has_value(); }
+  bool idle() const noexcept { return !busy && pending.empty(); }
+  bool can_take(std::size_t records) const noexcept {
+    return idle() || (durable() && pending_records + records <= writer->options.queue_size);
+  }
+
+  void log(LogLevel level, const std::string& message) const noexcept { accounts.log(level, message); }
+  const std::string& subject() const noexcept { return accounts.subject(); }
+
+  // Counts what the worker still holds, plus `extra`, as abandoned, but a commit in
+  // progress as unknown: its appends may yet land. The thread will not count the rest
+  // of its jobs.
+  void abandon(std::size_t extra) noexcept {
+    std::size_t records = extra + pending_records;
+    pending.clear();
+    pending_records = 0;
+    if (busy && !abandoned) {
+      if (durable()) {
+        accounts.unknown(unaccounted);
+      } else {
+        records += unaccounted;
+      }
+    }
+    abandoned = busy;
+    unaccounted = 0;
+    accounts.dropped(DropReason::abandoned, records);
+  }
+
+  // One append through the sink; an exception out of it is an append that failed
+  // before any of its bytes was written.
+  AppendOutcome perform(const FileAppend& append) {
+    AppendOutcome outcome;
+    try {
+      outcome = sink.append(append.file, append);
+    } catch (const std::system_error& failure) {
+      outcome = refused(append, failure.what(), false);
+    } catch (...) {
+      outcome = refused(append, describe_current_exception(), true);
+    }
+    RotatingSink::Deletions deletions = sink.take_deletions();
+    for (const std::string& failure : deletions.failed) {
+      log(LogLevel::warning, "Could not delete old " + subject() + " JSONL file " + failure);
+    }
+    if (durable()) {
+      deleted_files.insert(deleted_files.end(), deletions.deleted.begin(), deletions.deleted.end());
+    }
+    return outcome;
+  }
+
+  static AppendOutcome refused(const FileAppend& append, std::string error, bool unexpected) {
+    return {.file = append.file,
+            .records = append.records,
+            .bytes = append.bytes.size(),
+            .error = std::move(error),
+            .unexpected = unexpected};
+  }
+
+  // Counts one outcome. An append that failed begins or continues a run of failures:
+  // the first filesystem refusal of a run is warned of, and the first append written
+  // after a run says how many records the run lost. Without durability every record of
+  // a failed append is dropped; with it, those its landed bytes touch are unknown.
+  void book(const AppendOutcome& outcome) {
+    if (outcome.recreated_directory) {
+      accounts.directory_recreated();
+      if (outcome.succeeded()) {
+        log(LogLevel::warning, "Recreated the missing " + subject() + " JSONL directory '" +
+                                   outcome.file.parent_path().string() + "'");
+      }
+    }
+    if (outcome.succeeded()) {
+      if (lost_in_run != 0) {
+        log(LogLevel::warning, "Resumed writing " + subject() + " JSONL after " + std::to_string(lost_in_run) +
+                                   " records were lost");
+        run_warned = false;
+        lost_in_run = 0;
+      }
+      accounts.written(outcome.records, outcome.lines_written(), outcome.bytes_written());
+      return;
+    }
+    const std::size_t unknown = durable() ? outcome.touched : 0;
+    const std::size_t never_written = outcome.records - unknown;
+    accounts.unknown(unknown);
+    lost_in_run += outcome.records;
+    if (outcome.unexpected) {
+      accounts.unexpected(Accounts::Stage::writing, never_written, *outcome.error);
+      return;
+    }
+    accounts.dropped(DropReason::write_error, never_written);
+    if (!run_warned) {
+      run_warned = true;
+      log(LogLevel::warning, "Failed to write " + subject() + " JSONL: " + *outcome.error);
+    }
+  }
+
+  // Plain mode: each append is counted as soon as it is performed, unless close
+  // abandoned the job meanwhile.
+  void perform_and_book(const FileAppend& append) {
+    const AppendOutcome outcome = perform(append);
+    const std::lock_guard lock(mutex);
+    if (abandoned) return;
+    unaccounted -= append.records;
+    book(outcome);
+  }
+
+  // Durable mode: writes every append of `jobs`, makes them durable, then books the
+  // outcomes (counts and file books) unless close abandoned the commit meanwhile, and
+  // publishes the books when due.
+  void commit(const std::vector<WriteJob>& jobs) {
+    std::vector<AppendOutcome> outcomes;
+    {
+      const CommitEnd end{sink};
+      for (const WriteJob& job : jobs) {
+        for (const FileAppend& append : job.appends) outcomes.push_back(perform(append));
+      }
+      sink.make_durable(outcomes);
+    }
+    bool failed = false;
+    {
+      const std::lock_guard books_lock(books_mutex);
+      const std::lock_guard lock(mutex);
+      if (abandoned) return;
+      unaccounted = 0;
+      for (const AppendOutcome& outcome : outcomes) {
+        books->book(outcome);
+        book(outcome);
+        failed = failed || !outcome.succeeded();
+      }
+      for (const std::filesystem::path& file : deleted_files) books->deleted(file);
+      deleted_files.clear();
+    }
+    publish(failed);
+  }
+
+  // Publishes the books if due (WriterBooks::publish_if_due), logging a failure
+  // (WARNING, rate-limited). Any thread.
+  void publish(bool urgent) {
+    std::string error;
+    {
+      const std::lock_guard lock(books_mutex);
+      if (books->publish_if_due(writer->books_view(), urgent, false, error)) return;
+    }
+    if (at_log_point(books->publication_errors())) {
+      log(LogLevel::warning, "Failed to publish " + subject() + " JSONL books: " + error);
+    }
+  }
+
+  // Publishes with `lock` released, marked publishing meanwhile, so that stop() leaves
+  // the thread rather than waiting on a publication stuck in the filesystem.
+  void publish_unlocked(std::unique_lock<std::mutex>& lock, bool urgent) {
+    publishing = true;
+    lock.unlock();
+    publish(urgent);
+    lock.lock();
+    publishing = false;
+  }
+
+  // Waits for a job, or until stopping with none (false). With durability, an idle
+  // worker looks at the books every publish interval and publishes what changed.
+  bool wait_for_work(std::unique_lock<std::mutex>& lock) {
+    const auto ready = [this] { return !pending.empty() || stopping; };
+    if (!durable()) {
+      changed.wait(lock, ready);
+    } else {
+      while (!changed.wait_for(lock, writer->options.durability.publish_interval, ready)) {
+        publish_unlocked(lock, false);
+      }
+    }
+    return !pending.empty();
+  }
+
+  void run() {
+    std::unique_lock lock(mutex);
+    if (durable()) publish_unlocked(lock, true);
+    while (wait_for_work(lock)) {
+      // With durability every job waiting goes in one commit; without, there is one.
+      taken.swap(pending);
+      pending_records = 0;
+      busy = true;
+      abandoned = false;
+      unaccounted = 0;
+      for (const WriteJob& job : taken) unaccounted += records_of(job);
+      const std::uint64_t through = taken.back().through;
+      lock.unlock();
+      if (durable()) {
+        commit(taken);
+      } else {
+        const CommitEnd end{sink};
+        for (const WriteJob& job : taken) {
+          for (const FileAppend& append : job.appends) perform_and_book(append);
+        }
+      }
+      lock.lock();
+      if (!abandoned) writer->admission.finished_through(through);
+      spend();
+      busy = false;
+      changed.notify_all();
+    }
+  }
+};
+
+}  // namespace jsonl::detail
