@@ -131,9 +131,9 @@ class TraceSink : public FileSink {
   TraceSink(std::shared_ptr<const FileCalls> calls, std::shared_ptr<const BucketDirectories> directories)
       : FileSink(std::move(calls)), directories_(std::move(directories)) {}
 
-  AppendOutcome append(const std::filesystem::path& file, const FileAppend& append) override {
-    directories_->ensure(file.parent_path());
-    return FileSink::append(file, append);
+  void append(const FileAppend& append, AppendOutcome& outcome) override {
+    directories_->ensure(outcome.file.parent_path());
+    FileSink::append(append, outcome);
   }
 
  private:

@@ -59,12 +59,12 @@ std::vector<std::string> lines_of(const std::filesystem::path& file) { return js
 class RecordingSink : public jsonl::TraceSink {
  public:
   using TraceSink::TraceSink;
-  jsonl::AppendOutcome append(const std::filesystem::path& file, const jsonl::FileAppend& append) override {
+  void append(const jsonl::FileAppend& append, jsonl::AppendOutcome& outcome) override {
     {
       const std::lock_guard lock(mutex_);
-      appends_.emplace_back(file, append.records);
+      appends_.emplace_back(outcome.file, append.records);
     }
-    return TraceSink::append(file, append);
+    TraceSink::append(append, outcome);
   }
   std::vector<std::pair<std::filesystem::path, std::size_t>> appends() const {
     const std::lock_guard lock(mutex_);

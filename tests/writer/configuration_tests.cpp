@@ -66,9 +66,7 @@ class FailingEverywhereFormat : public jsonl::JsonLineFormat {
 
 class FailingAppendSink : public jsonl::FileSink {
  public:
-  jsonl::AppendOutcome append(const std::filesystem::path&, const jsonl::FileAppend&) override {
-    throw std::runtime_error("append bug");
-  }
+  void append(const jsonl::FileAppend&, jsonl::AppendOutcome&) override { throw std::runtime_error("append bug"); }
 };
 
 // Every record to the writer's file, but the second record routed fails: a bug in the
@@ -99,9 +97,9 @@ class FilePerKeyRoute : public jsonl::RecordRoute<json::value> {
 // The default sink, noting how much room each append's text holds.
 class RoomNotingSink : public jsonl::FileSink {
  public:
-  jsonl::AppendOutcome append(const std::filesystem::path& file, const jsonl::FileAppend& append) override {
+  void append(const jsonl::FileAppend& append, jsonl::AppendOutcome& outcome) override {
     largest_room = std::max(largest_room, append.bytes.capacity());
-    return FileSink::append(file, append);
+    FileSink::append(append, outcome);
   }
   std::size_t largest_room = 0;  // the write worker's alone until close() returns
 };

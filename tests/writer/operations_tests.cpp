@@ -37,9 +37,9 @@ constexpr auto flush_timeout = std::chrono::milliseconds(60'000);
 // fills up and is cleaned.
 class FullDiskSink : public jsonl::FileSink {
  public:
-  jsonl::AppendOutcome append(const std::filesystem::path& file, const jsonl::FileAppend& append) override {
-    if (full) throw std::system_error(ENOSPC, std::generic_category(), "write " + file.string());
-    return FileSink::append(file, append);
+  void append(const jsonl::FileAppend& append, jsonl::AppendOutcome& outcome) override {
+    if (full) throw std::system_error(ENOSPC, std::generic_category(), "write " + outcome.file.string());
+    FileSink::append(append, outcome);
   }
   mutable std::atomic<bool> full{false};
 };

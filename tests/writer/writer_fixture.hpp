@@ -43,13 +43,12 @@ class StuckSink : public jsonl::FileSink {
     std::atomic<bool> first{true};
   };
   explicit StuckSink(std::shared_ptr<Gates> gates) : gates_(std::move(gates)) {}
-  jsonl::AppendOutcome append(const std::filesystem::path& file, const jsonl::FileAppend& append) override {
+  void append(const jsonl::FileAppend& append, jsonl::AppendOutcome& outcome) override {
     const bool first = gates_->first.exchange(false);
     if (first) gates_->entered.count_down();
     gates_->release.wait();
-    const auto result = FileSink::append(file, append);
+    FileSink::append(append, outcome);
     if (first) gates_->returned.count_down();
-    return result;
   }
 
  private:

@@ -36,12 +36,11 @@ using jsonl_test::test_options;
 // The default sink, recording how many lines each append carried.
 class RecordingSink : public jsonl::FileSink {
  public:
-  jsonl::AppendOutcome append(const std::filesystem::path& file, const jsonl::FileAppend& append) override {
-    const jsonl::AppendOutcome result = FileSink::append(file, append);
+  void append(const jsonl::FileAppend& append, jsonl::AppendOutcome& outcome) override {
+    FileSink::append(append, outcome);
     const std::lock_guard lock(mutex_);
     sizes_.push_back(append.records);
     appended_.notify_all();
-    return result;
   }
   std::vector<std::size_t> sizes() const {
     const std::lock_guard lock(mutex_);
@@ -63,7 +62,7 @@ template <class Error>
 class FailingSink : public jsonl::FileSink {
  public:
   explicit FailingSink(std::vector<std::size_t> failing) : failing_(std::move(failing)) {}
-  jsonl::AppendOutcome append(const std::filesystem::path& file, const jsonl::FileAppend& append) override {
+  void append(const jsonl::FileAppend& append, jsonl::AppendOutcome& outcome) override {
     std::size_t index;
     {
       const std::lock_guard lock(mutex_);
@@ -76,7 +75,7 @@ class FailingSink : public jsonl::FileSink {
         throw Error("disk gremlin");
       }
     }
-    return FileSink::append(file, append);
+    FileSink::append(append, outcome);
   }
 
  private:

@@ -49,9 +49,9 @@ inline std::vector<boost::json::value> raw_records(std::size_t count, Shape shap
 class StuckSink : public jsonl::FileSink {
  public:
   explicit StuckSink(std::shared_ptr<std::latch> release) : release_(std::move(release)) {}
-  jsonl::AppendOutcome append(const std::filesystem::path& file, const jsonl::FileAppend& append) override {
+  void append(const jsonl::FileAppend& append, jsonl::AppendOutcome& outcome) override {
     release_->wait();
-    return FileSink::append(file, append);
+    FileSink::append(append, outcome);
   }
 
  private:

@@ -6,10 +6,10 @@
 module;
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,7 +39,12 @@ class Drain {
         write_side_(write_side),
         format_(std::move(format)),
         route_(std::move(route)),
-        ring_(state_->options.queue_size) {}
+        ring_(state_->options.queue_size),
+        round_batches_(std::max<std::size_t>(1, std::min(state_->options.queue_size / 4 / state_->options.batch_size,
+                                                         std::size_t{batches_per_round}))),
+        // The texts of a round being serialized, and of the one before it at the write
+        // side: enough that a plain writer never makes another.
+        spare_texts_(round_batches_ * (chunks_per_batch() + 1)) {}
 
   // Any thread, once admitted with `ticket`.
   void push(std::uint64_t ticket, Record&& record) noexcept { ring_.put(ticket, std::move(record)); }
@@ -88,9 +93,7 @@ class Drain {
   // per batch.
   std::size_t take_round() {
     const std::size_t batch_size = state_->options.batch_size;
-    const std::size_t batches = std::max<std::size_t>(
-        1, std::min(state_->options.queue_size / 4 / batch_size, std::size_t{batches_per_round}));
-    const std::size_t records = ring_.filled(next_, batches * batch_size);
+    const std::size_t records = ring_.filled(next_, round_batches_ * batch_size);
     round_.clear();
     for (std::size_t taken = 0; taken < records; taken += batch_size) {
       round_.push_back(ring_.span(next_ + taken, std::min(batch_size, records - taken)));
@@ -156,7 +159,10 @@ class Drain {
     for (std::size_t i = 0; i < round_.size(); ++i) {
       SerializedBatch& batch = serialized_[i];
       in_appends += batch.count(state_->accounts, accounted);
-      std::move(batch.appends.begin(), batch.appends.end(), std::back_inserter(job.appends));
+      for (FileAppend& append : batch.appends) {
+        largest_text_ = std::max(largest_text_, std::min(append.bytes.size(), largest_reserved_text));
+        job.appends.push_back(std::move(append));
+      }
     }
     // Handed off even when empty: the write side passes flush's mark in order.
     write_side_.hand_off(std::move(job));
@@ -167,36 +173,50 @@ class Drain {
 
   // Gives each batch of the round a text to serialize into for every chunk it may have,
   // taken from the texts the write side is done with, so that in steady state nothing
-  // is allocated for them.
+  // is allocated for them. A text may serve as a chunk's one round and as a whole
+  // append's the next: every text the drain holds is grown at once to fit the longest
+  // append so far (rounded up to a power of two, up to a bound), rather than again and
+  // again as its role changes.
   void prepare_buffers() {
     write_side_.reclaim(spare_texts_, spare_appends_);
     if (serialized_.size() < round_.size()) serialized_.resize(round_.size());
+    const std::size_t room = std::bit_ceil(largest_text_);
+    for (std::string& text : spare_texts_) text.reserve(room);
     for (std::size_t i = 0; i < round_.size(); ++i) {
       std::vector<std::string>& spare = serialized_[i].spare_texts;
-      const std::size_t wanted = (round_[i].size() + records_per_chunk - 1) / records_per_chunk;
-      while (spare.size() < wanted && !spare_texts_.empty()) {
+      while (spare.size() < chunks_per_batch()) {
+        if (spare_texts_.empty()) spare_texts_.emplace_back();
         spare.push_back(std::move(spare_texts_.back()));
         spare_texts_.pop_back();
       }
+      for (std::string& text : spare) text.reserve(room);
     }
+  }
+
+  std::size_t chunks_per_batch() const noexcept {
+    return (state_->options.batch_size + records_per_chunk - 1) / records_per_chunk;
   }
 
   using Records = typename RecordRing<Record>::Span;
 
   // Batches serialized in one round, when that many are waiting.
   static constexpr std::size_t batches_per_round = 16;
+  // The most a spare text is grown to ahead of its use: a power of two.
+  static constexpr std::size_t largest_reserved_text = std::size_t{1} << 20;
 
   std::shared_ptr<WriterState> state_;
   WriteSide& write_side_;
   std::shared_ptr<const RecordFormat<Record>> format_;
   std::shared_ptr<const RecordRoute<Record>> route_;
   RecordRing<Record> ring_;
+  const std::size_t round_batches_;  // the most batches a round takes
   // The drain thread's alone: the next ticket to take, the round taken, and the buffers
   // reused round after round.
   std::uint64_t next_ = 0;
   std::vector<Records> round_;
   std::vector<SerializedBatch> serialized_;
   std::vector<std::string> spare_texts_;
+  std::size_t largest_text_ = 0;  // the longest append text so far, up to the bound
   std::vector<FileAppend> spare_appends_;
   RoundPlanner planner_;
 };

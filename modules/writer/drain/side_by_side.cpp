@@ -4,7 +4,6 @@ module;
 
 #include <chrono>
 #include <cstddef>
-#include <functional>
 #include <memory>
 
 #include "serialization_planner.hpp"
@@ -15,7 +14,7 @@ import :side_by_side;
 
 namespace jsonl::detail {
 
-void run_side_by_side(std::size_t count, const std::function<void(std::size_t)>& body) {
+void run_side_by_side(std::size_t count, IndexTask body) {
   tbb::parallel_for(std::size_t{0}, count, body);
 }
 

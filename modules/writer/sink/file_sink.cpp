@@ -66,11 +66,13 @@ FileDescriptor open_recreating_directory(const std::filesystem::path& file, bool
 
 }  // namespace
 
-// The files a commit holds open, and the names known durable across commits.
+// The files a commit holds open, and the names known durable across commits. A file the
+// last commit used keeps its entry, closed, so that the next commit to use it names it
+// without copying its name again.
 struct FileSink::Files {
   struct Open {
     std::filesystem::path path;
-    FileDescriptor fd;
+    FileDescriptor fd;  // open while the commit uses the file
     bool recreated_directory = false;
     bool written = false;
     bool maybe_new = false;  // empty when the commit first wrote it
@@ -83,10 +85,26 @@ struct FileSink::Files {
 
   Open& find_or_open(const std::filesystem::path& file, AppendOutcome& outcome) {
     for (Open& candidate : open) {
-      if (candidate.path == file) return candidate;
+      if (candidate.path != file) continue;
+      if (!candidate.fd.is_open()) {
+        candidate.fd = open_recreating_directory(file, outcome.recreated_directory);
+        candidate.recreated_directory = outcome.recreated_directory;
+      }
+      return candidate;
     }
     FileDescriptor fd = open_recreating_directory(file, outcome.recreated_directory);
     return open.emplace_back(Open{file, std::move(fd), outcome.recreated_directory});
+  }
+
+  // Closes every file; forgets those this commit did not use.
+  void end_commit() noexcept {
+    std::erase_if(open, [](const Open& file) { return !file.fd.is_open(); });
+    for (Open& file : open) {
+      file.fd.close();
+      file.recreated_directory = false;
+      file.written = false;
+      file.maybe_new = false;
+    }
   }
 };
 
@@ -95,8 +113,10 @@ FileSink::FileSink(std::shared_ptr<const FileCalls> calls)
 
 FileSink::~FileSink() = default;
 
-AppendOutcome FileSink::append(const std::filesystem::path& file, const FileAppend& append) {
-  AppendOutcome outcome{.file = file, .records = append.records, .bytes = append.bytes.size()};
+void FileSink::append(const FileAppend& append, AppendOutcome& outcome) {
+  const std::filesystem::path& file = outcome.file;
+  outcome.records = append.records;
+  outcome.bytes = append.bytes.size();
   Files::Open* open = nullptr;
   try {
     open = &files_->find_or_open(file, outcome);
@@ -108,20 +128,20 @@ AppendOutcome FileSink::append(const std::filesystem::path& file, const FileAppe
     }
   } catch (const std::system_error& error) {
     outcome.error = error.what();
-    return outcome;
+    return;
   }
   if (!open->written) open->maybe_new = *outcome.size_before == 0;
   open->written = true;
   const std::uint64_t start = *outcome.size_before + (outcome.fragment_isolated ? 1 : 0);
   outcome.payload_offset = start;
-  if (detail::write_fully(*calls_, open->fd.get(), append.bytes, file) == append.bytes.size()) return outcome;
+  if (detail::write_fully(*calls_, open->fd.get(), append.bytes, file) == append.bytes.size()) return;
   outcome.error = errno_message("write", file);
   // What landed is measured, not inferred from the calls: a failed write may still have
   // put bytes in the file.
   struct stat status {};
   if (::fstat(open->fd.get(), &status) != 0) {
     outcome.touched = append.records;
-    return outcome;
+    return;
   }
   const auto end = static_cast<std::uint64_t>(status.st_size);
   const std::uint64_t landed = std::min<std::uint64_t>(end > start ? end - start : 0, append.bytes.size());
@@ -129,7 +149,6 @@ AppendOutcome FileSink::append(const std::filesystem::path& file, const FileAppe
   outcome.landed = landed;
   outcome.touched = static_cast<std::size_t>(std::count(reached.begin(), reached.end(), '\n')) +
                     (landed != 0 && reached.back() != '\n' ? 1 : 0);
-  return outcome;
 }
 
 void FileSink::make_durable(std::span<AppendOutcome> outcomes) {
@@ -163,6 +182,6 @@ void FileSink::make_durable(std::span<AppendOutcome> outcomes) {
   }
 }
 
-void FileSink::end_commit() noexcept { files_->open.clear(); }
+void FileSink::end_commit() noexcept { files_->end_commit(); }
 
 }  // namespace jsonl

@@ -40,11 +40,19 @@ class FileDescriptor {
     if (fd_ < 0) throw_errno("open", path);
   }
   FileDescriptor(FileDescriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
-  FileDescriptor& operator=(FileDescriptor&&) = delete;
-  ~FileDescriptor() {
-    if (fd_ >= 0) ::close(fd_);
+  FileDescriptor& operator=(FileDescriptor&& other) noexcept {
+    if (this != &other) {
+      close();
+      fd_ = std::exchange(other.fd_, -1);
+    }
+    return *this;
   }
+  ~FileDescriptor() { close(); }
   int get() const noexcept { return fd_; }
+  bool is_open() const noexcept { return fd_ >= 0; }
+  void close() noexcept {
+    if (fd_ >= 0) ::close(std::exchange(fd_, -1));
+  }
 
  private:
   int fd_;

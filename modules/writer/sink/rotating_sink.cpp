@@ -66,7 +66,7 @@ std::filesystem::path RotatingSink::start() {
   return file;
 }
 
-std::filesystem::path RotatingSink::file_for(std::size_t bytes) {
+const std::filesystem::path& RotatingSink::file_for(std::size_t bytes) {
   const auto now = options_.clock();
   const bool too_big = options_.max_file_bytes && size_ > 0 && size_ + bytes > *options_.max_file_bytes;
   const bool too_old = options_.max_file_age && now - started_at_ >= *options_.max_file_age;
@@ -86,18 +86,21 @@ std::filesystem::path RotatingSink::file_for(std::size_t bytes) {
     kept_.pop_front();
   }
   const std::lock_guard lock(mutex_);
-  current_ = file;
+  current_ = std::move(file);
   files_started_.fetch_add(1, std::memory_order_relaxed);
-  return file;
+  return kept_.back();
 }
 
-AppendOutcome RotatingSink::append(const std::filesystem::path& file, const FileAppend& append) {
-  if (!append.file.empty()) return inner_.append(file, append);
-  AppendOutcome outcome = inner_.append(file_for(append.bytes.size()), append);
+void RotatingSink::append(const FileAppend& append, AppendOutcome& outcome) {
+  if (!append.file.empty()) {
+    outcome.file = append.file;
+    return inner_.append(append, outcome);
+  }
+  outcome.file = file_for(append.bytes.size());
+  inner_.append(append, outcome);
   // Each append is measured as it goes, so that rotation splits even one commit.
   // A sink that does not measure its file leaves the offset empty: it grew by the append.
   if (outcome.succeeded()) size_ = outcome.payload_offset ? outcome.end() : size_ + outcome.bytes_written();
-  return outcome;
 }
 
 std::optional<std::filesystem::path> RotatingSink::current() const {

@@ -38,8 +38,9 @@ class RotatingSink final : public Sink {
   // Counts it as started. Once only, before any other call.
   std::filesystem::path start();
 
-  // `file` is ignored for an append to the writer's file (append.file empty).
-  AppendOutcome append(const std::filesystem::path& file, const FileAppend& append) override;
+  // Names the file in `outcome`: for an append to the writer's file (append.file
+  // empty), the current file.
+  void append(const FileAppend& append, AppendOutcome& outcome) override;
   void make_durable(std::span<AppendOutcome> outcomes) override { inner_.make_durable(outcomes); }
   void end_commit() noexcept override { inner_.end_commit(); }
 
@@ -59,8 +60,8 @@ class RotatingSink final : public Sink {
  private:
   std::filesystem::path name_file(std::chrono::system_clock::time_point now);
   // The file an append of `bytes` bytes to the writer's file goes to, rotating first
-  // when the limits say so.
-  std::filesystem::path file_for(std::size_t bytes);
+  // when the limits say so. The name is the one kept, valid until the next call.
+  const std::filesystem::path& file_for(std::size_t bytes);
 
   const WriterOptions& options_;
   Sink& inner_;

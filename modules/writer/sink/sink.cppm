@@ -11,6 +11,7 @@ module;
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 
 export module jsonl.writer:sink;
 
@@ -44,6 +45,14 @@ struct AppendOutcome {
   std::size_t touched = 0;
   bool unexpected = false;  // the error was not the filesystem's
 
+  // Every field as new but `file`, which keeps its storage until the next name is
+  // assigned to it: so an outcome reused for append after append allocates nothing.
+  void reset() noexcept {
+    std::filesystem::path name = std::move(file);
+    *this = AppendOutcome{};
+    file = std::move(name);
+  }
+
   bool succeeded() const noexcept { return !error; }
   // Lines and bytes it put in the file, the isolating newline included.
   std::size_t lines_written() const noexcept { return records + (fragment_isolated ? 1 : 0); }
@@ -61,12 +70,13 @@ class Sink {
  public:
   virtual ~Sink() = default;
 
-  // Appends `append.bytes` to `file` (append.file, or the writer's current file when
-  // append.file is empty) and says what became of it. An outcome with an error says how
+  // Appends `append.bytes` to the file `outcome.file` names and says in `outcome` what
+  // became of it. `outcome` arrives reset (AppendOutcome::reset), naming append.file, or
+  // when that is empty the writer's current file. An outcome with an error says how
   // much landed; an exception means nothing of it was written: std::system_error and
-  // its kin that the filesystem refused it (a write error, warned once per run of failed
-  // appends), anything else an unexpected error (logged at ERROR).
-  virtual AppendOutcome append(const std::filesystem::path& file, const FileAppend& append) = 0;
+  // its kin that the filesystem refused it (a write error, warned once per run of
+  // failed appends), anything else an unexpected error (logged at ERROR).
+  virtual void append(const FileAppend& append, AppendOutcome& outcome) = 0;
 
   // Makes what this commit's appends wrote durable. Each outcome whose bytes could not
   // be made so gets an error, and counts as landed whole: its records are unknown.
@@ -95,7 +105,7 @@ class FileSink : public Sink {
   FileSink& operator=(const FileSink&) = delete;
   ~FileSink() override;
 
-  AppendOutcome append(const std::filesystem::path& file, const FileAppend& append) override;
+  void append(const FileAppend& append, AppendOutcome& outcome) override;
   void make_durable(std::span<AppendOutcome> outcomes) override;
   void end_commit() noexcept override;
 

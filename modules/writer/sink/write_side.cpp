@@ -73,7 +73,9 @@ void WriteSide::reclaim(std::vector<std::string>& texts, std::vector<FileAppend>
   const std::lock_guard lock(state_->mutex);
   for (std::string& text : state_->spent_texts) texts.push_back(std::move(text));
   state_->spent_texts.clear();
-  if (appends.capacity() == 0) appends.swap(state_->spent_appends);
+  if (appends.capacity() != 0 || state_->spent_lists.empty()) return;
+  appends = std::move(state_->spent_lists.back());
+  state_->spent_lists.pop_back();
 }
 
 void WriteSide::cancel() noexcept {

@@ -11,6 +11,7 @@ module;
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <system_error>
 #include <utility>
@@ -74,10 +75,12 @@ struct WriteSide::State {
   std::uint64_t lost_in_run = 0;
   bool run_warned = false;
   std::vector<std::filesystem::path> deleted_files;
+  // The outcomes of the appends performed now, kept to be reset rather than made anew.
+  std::vector<AppendOutcome> outcomes;
 
   // What performed jobs leave for the drain to fill again (WriteSide::reclaim).
   std::vector<std::string> spent_texts;
-  std::vector<FileAppend> spent_appends;
+  std::vector<std::vector<FileAppend>> spent_lists;
 
   // Keeps the buffers of the jobs taken, emptied; under `mutex`. A text grown far
   // beyond what a round needs (one huge record) is freed instead.
@@ -89,7 +92,7 @@ struct WriteSide::State {
         spent_texts.push_back(std::move(append.bytes));
       }
       job.appends.clear();
-      if (spent_appends.capacity() == 0) spent_appends.swap(job.appends);
+      if (job.appends.capacity() != 0) spent_lists.push_back(std::move(job.appends));
     }
     taken.clear();
   }
@@ -123,16 +126,16 @@ struct WriteSide::State {
     accounts.dropped(DropReason::abandoned, records);
   }
 
-  // One append through the sink; an exception out of it is an append that failed
-  // before any of its bytes was written.
-  AppendOutcome perform(const FileAppend& append) {
-    AppendOutcome outcome;
+  // One append through the sink, its outcome in `outcome`; an exception out of it is an
+  // append that failed before any of its bytes was written.
+  void perform(const FileAppend& append, AppendOutcome& outcome) {
     try {
-      outcome = sink.append(append.file, append);
+      outcome.reset();
+      sink.append(append, outcome);
     } catch (const std::system_error& failure) {
-      outcome = refused(append, failure.what(), false);
+      refused(append, failure.what(), false, outcome);
     } catch (...) {
-      outcome = refused(append, describe_current_exception(), true);
+      refused(append, describe_current_exception(), true, outcome);
     }
     RotatingSink::Deletions deletions = sink.take_deletions();
     for (const std::string& failure : deletions.failed) {
@@ -141,15 +144,15 @@ struct WriteSide::State {
     if (durable()) {
       deleted_files.insert(deleted_files.end(), deletions.deleted.begin(), deletions.deleted.end());
     }
-    return outcome;
   }
 
-  static AppendOutcome refused(const FileAppend& append, std::string error, bool unexpected) {
-    return {.file = append.file,
-            .records = append.records,
-            .bytes = append.bytes.size(),
-            .error = std::move(error),
-            .unexpected = unexpected};
+  static void refused(const FileAppend& append, std::string error, bool unexpected, AppendOutcome& outcome) {
+    outcome.reset();
+    outcome.file = append.file;
+    outcome.records = append.records;
+    outcome.bytes = append.bytes.size();
+    outcome.error = std::move(error);
+    outcome.unexpected = unexpected;
   }
 
   // Counts one outcome. An append that failed begins or continues a run of failures:
@@ -192,7 +195,8 @@ struct WriteSide::State {
   // Plain mode: each append is counted as soon as it is performed, unless close
   // abandoned the job meanwhile.
   void perform_and_book(const FileAppend& append) {
-    const AppendOutcome outcome = perform(append);
+    AppendOutcome& outcome = outcomes.empty() ? outcomes.emplace_back() : outcomes.front();
+    perform(append, outcome);
     const std::lock_guard lock(mutex);
     if (abandoned) return;
     unaccounted -= append.records;
@@ -203,13 +207,17 @@ struct WriteSide::State {
   // outcomes (counts and file books) unless close abandoned the commit meanwhile, and
   // publishes the books when due.
   void commit(const std::vector<WriteJob>& jobs) {
-    std::vector<AppendOutcome> outcomes;
+    std::size_t appends = 0;
+    for (const WriteJob& job : jobs) appends += job.appends.size();
+    if (outcomes.size() < appends) outcomes.resize(appends);
+    const std::span<AppendOutcome> performed(outcomes.data(), appends);
     {
       const CommitEnd end{sink};
+      std::size_t next = 0;
       for (const WriteJob& job : jobs) {
-        for (const FileAppend& append : job.appends) outcomes.push_back(perform(append));
+        for (const FileAppend& append : job.appends) perform(append, performed[next++]);
       }
-      sink.make_durable(outcomes);
+      sink.make_durable(performed);
     }
     bool failed = false;
     {
@@ -217,7 +225,7 @@ struct WriteSide::State {
       const std::lock_guard lock(mutex);
       if (abandoned) return;
       unaccounted = 0;
-      for (const AppendOutcome& outcome : outcomes) {
+      for (const AppendOutcome& outcome : performed) {
         books->book(outcome);
         book(outcome);
         failed = failed || !outcome.succeeded();

@@ -6,6 +6,7 @@ module;
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
+#include <new>
 #include <string>
 #include <string_view>
 
@@ -74,72 +75,82 @@ class JsonTextStream::Writer : private OwnOptions, public JsonTextWriter {
   std::uint64_t outer_in_array = 0;
 };
 
-JsonTextStream::JsonTextStream(std::string& out, const JsonTextOptions& options)
-    : writer_(std::make_unique<Writer>(out, options)) {}
+JsonTextStream::JsonTextStream(std::string& out, const JsonTextOptions& options) {
+  static_assert(sizeof(Writer) <= writer_size && alignof(Writer) <= alignof(std::max_align_t));
+  std::construct_at(reinterpret_cast<Writer*>(writer_storage_), out, options);
+}
 
-JsonTextStream::~JsonTextStream() = default;
+JsonTextStream::~JsonTextStream() { std::destroy_at(&writer()); }
+
+JsonTextStream::Writer& JsonTextStream::writer() noexcept {
+  return *std::launder(reinterpret_cast<Writer*>(writer_storage_));
+}
+
+const JsonTextStream::Writer& JsonTextStream::writer() const noexcept {
+  return *std::launder(reinterpret_cast<const Writer*>(writer_storage_));
+}
 
 void JsonTextStream::begin_object() {
-  writer_->before_value();
-  writer_->open(false);
+  writer().before_value();
+  writer().open(false);
 }
 
 void JsonTextStream::key(std::string_view name) {
-  writer_->key(name, !writer_->has_members);
-  writer_->has_members = true;
+  writer().key(name, !writer().has_members);
+  writer().has_members = true;
 }
 
 void JsonTextStream::value(const boost::json::value& value) {
-  writer_->before_value();
-  writer_->value(value, writer_->depth);
+  writer().before_value();
+  writer().value(value, writer().depth);
 }
 
 void JsonTextStream::null() {
-  writer_->before_value();
-  writer_->put("null");
+  writer().before_value();
+  writer().put("null");
 }
 
 void JsonTextStream::boolean(bool value) {
-  writer_->before_value();
-  writer_->put(value ? "true" : "false");
+  writer().before_value();
+  writer().put(value ? "true" : "false");
 }
 
 void JsonTextStream::integer(std::int64_t value) {
-  writer_->before_value();
-  writer_->integer(value);
+  writer().before_value();
+  writer().integer(value);
 }
 
 void JsonTextStream::unsigned_integer(std::uint64_t value) {
-  writer_->before_value();
-  writer_->integer(value);
+  writer().before_value();
+  writer().integer(value);
 }
 
 void JsonTextStream::floating(double value) {
-  writer_->before_value();
-  writer_->floating(value);
+  writer().before_value();
+  writer().floating(value);
 }
 
 void JsonTextStream::string(std::string_view text) {
-  writer_->before_value();
-  writer_->string(text);
+  writer().before_value();
+  writer().string(text);
 }
 
 void JsonTextStream::object_without(const boost::json::object& members,
                                     std::initializer_list<std::string_view> omitted) {
-  writer_->before_value();
-  writer_->object_without(members, writer_->depth + 1, omitted);
+  writer().before_value();
+  writer().object_without(members, writer().depth + 1, omitted);
 }
 
-void JsonTextStream::end_object() { writer_->close(); }
+void JsonTextStream::end_object() { writer().close(); }
 
 void JsonTextStream::begin_array() {
-  writer_->before_value();
-  writer_->open(true);
+  writer().before_value();
+  writer().open(true);
 }
 
-void JsonTextStream::end_array() { writer_->close(); }
+void JsonTextStream::end_array() { writer().close(); }
 
-bool JsonTextStream::sanitized() const noexcept { return writer_->sanitized(); }
+bool JsonTextStream::sanitized() const noexcept { return writer().sanitized(); }
 
 std::string to_json_text(const boost::json::value& value, const JsonTextOptions& options) {
   std::string out;

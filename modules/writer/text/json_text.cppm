@@ -17,7 +17,6 @@ module;
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
-#include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -84,7 +83,12 @@ class JsonTextStream {
 
  private:
   class Writer;
-  std::unique_ptr<Writer> writer_;
+  Writer& writer() noexcept;
+  const Writer& writer() const noexcept;
+
+  // The writer lives in the stream, not on the heap: a format makes a stream per record.
+  static constexpr std::size_t writer_size = 128;
+  alignas(std::max_align_t) unsigned char writer_storage_[writer_size];
 };
 
 // The JSON text of `value` (throws as append_json).

@@ -1,0 +1,138 @@
+// In steady state the writer allocates nothing per record: not in submit, not in the
+// drain, not on the write side. This binary replaces the global allocation functions to
+// count every allocation any thread makes while records built beforehand are submitted
+// and written; a JSON record's own nodes are built before the count starts.
+#define BOOST_TEST_MODULE allocation_tests
+#include <boost/json.hpp>
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "test_support.hpp"
+
+import jsonl.perf_metrics;
+
+namespace perf = jsonl::perf;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::atomic<bool> counting{false};
+std::atomic<std::uint64_t> allocations{0};
+
+void* allocate(std::size_t size, std::size_t alignment = alignof(std::max_align_t)) {
+  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+  if (alignment <= alignof(std::max_align_t)) return std::malloc(size == 0 ? 1 : size);
+  return std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
+}
+
+}  // namespace
+
+void* operator new(std::size_t size) {
+  if (void* block = allocate(size)) return block;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size) { return operator new(size); }
+void* operator new(std::size_t size, std::align_val_t alignment) {
+  if (void* block = allocate(size, static_cast<std::size_t>(alignment))) return block;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t size, std::align_val_t alignment) { return operator new(size, alignment); }
+void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return allocate(size); }
+void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return allocate(size); }
+void operator delete(void* block) noexcept { std::free(block); }
+void operator delete[](void* block) noexcept { std::free(block); }
+void operator delete(void* block, std::size_t) noexcept { std::free(block); }
+void operator delete[](void* block, std::size_t) noexcept { std::free(block); }
+void operator delete(void* block, std::align_val_t) noexcept { std::free(block); }
+void operator delete[](void* block, std::align_val_t) noexcept { std::free(block); }
+void operator delete(void* block, std::size_t, std::align_val_t) noexcept { std::free(block); }
+void operator delete[](void* block, std::size_t, std::align_val_t) noexcept { std::free(block); }
+
+namespace {
+
+constexpr std::size_t counted_records = 10'000;
+// Rounds of twice the queue written before the count: buffers reach the sizes they keep.
+constexpr std::size_t warm_up_rounds = 8;
+
+perf::PerfMetricsRecord typed_record(std::size_t i) {
+  perf::PhaseMetrics server{
+      .first_iter = 10,
+      .last_iter = 20,
+      .timing_metrics = perf::TimingMetrics{.arrival_time = 1.0 + static_cast<double>(i),
+                                            .first_scheduled_time = 1.25,
+                                            .first_token_time = 1.5,
+                                            .last_token_time = 2.0},
+      .kv_cache_metrics = perf::KvCacheMetrics{.num_total_allocated_blocks = 8, .kv_cache_hit_rate = 0.25}};
+  return {.request_id = static_cast<std::int64_t>(i), .phases = {.server = std::move(server)}};
+}
+
+// The raw record the serving app hands over: the phases the schema shapes.
+std::string raw_record(std::size_t i) {
+  return R"({"request_id": ")" + std::to_string(i) +
+         R"(", "status": "complete", "phases": {"server": {"first_iter": 10, "last_iter": 20,)"
+         R"( "timing_metrics": {"arrival_time": 1.5, "first_scheduled_time": 1.75, "first_token_time": 2.0,)"
+         R"( "last_token_time": 2.5}}}})";
+}
+
+boost::json::value json_record(std::size_t i) { return boost::json::parse(raw_record(i)); }
+
+jsonl::ArenaRecord arena_record(std::size_t i) {
+  boost::system::error_code error;
+  return jsonl::ArenaRecord::parse(raw_record(i), error);
+}
+
+// Allocations while `counted_records` records, built beforehand, go through a started
+// writer that has written a few rounds of the same records already.
+template <class Record, class Make>
+std::uint64_t allocations_in_steady_state(Make make) {
+  const jsonl_test::ScratchDirectory directory;
+  jsonl::PerfMetricsWriter<Record> writer(directory.path(), "worker");
+  writer.start();
+  const auto write_all = [&](std::vector<Record>& records) {
+    for (Record& record : records) writer.submit_wait(std::move(record));
+    return writer.flush(60s);
+  };
+  for (std::size_t round = 0; round < warm_up_rounds; ++round) {
+    std::vector<Record> records;
+    for (std::size_t i = 0; i < 2 * jsonl::perf_metrics_queue_size; ++i) records.push_back(make(i));
+    BOOST_REQUIRE(write_all(records));
+  }
+  std::vector<Record> records;
+  records.reserve(counted_records);
+  for (std::size_t i = 0; i < counted_records; ++i) records.push_back(make(i));
+  allocations = 0;
+  counting = true;
+  const bool flushed = write_all(records);
+  counting = false;
+  BOOST_REQUIRE(flushed);
+  writer.close();
+  BOOST_TEST(writer.stats().written == warm_up_rounds * 2 * jsonl::perf_metrics_queue_size + counted_records);
+  return allocations.load();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(allocations)
+
+BOOST_AUTO_TEST_CASE(typed_records_cost_no_allocation_once_warm) {
+  BOOST_TEST(allocations_in_steady_state<perf::PerfMetricsRecord>(typed_record) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(arena_records_cost_no_allocation_once_warm) {
+  BOOST_TEST(allocations_in_steady_state<jsonl::ArenaRecord>(arena_record) == 0u);
+}
+
+BOOST_AUTO_TEST_CASE(json_records_cost_no_allocation_once_warm) {
+  BOOST_TEST(allocations_in_steady_state<boost::json::value>(json_record) == 0u);
+}
+
+BOOST_AUTO_TEST_SUITE_END()
