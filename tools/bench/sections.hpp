@@ -19,6 +19,8 @@ int overload(const Settings& settings);
 int stuck_close(const Settings& settings);
 int records(const Settings& settings);
 int durability(const Settings& settings);
+int handoff(const Settings& settings);
+int overload_pinned(const Settings& settings);
 // Writes a generated corpus of raw records, one JSON value a line, to <shm>/corpus.jsonl
 // (for the replay figures, which tools/bench/run measures).
 int corpus(const Settings& settings);
