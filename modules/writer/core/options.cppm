@@ -49,6 +49,8 @@ struct WriterOptions {
   std::string subject = "records";
 
   // Records that may wait to be written; a submit beyond this is dropped. At least 1.
+  // The writer allocates a slot for each when it is constructed (sizeof(Record),
+  // rounded up to 64 bytes), and nothing per record after.
   std::size_t queue_size = 1024;
 
   // Records appended by one write at most. At least 1.
