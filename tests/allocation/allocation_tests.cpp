@@ -1,5 +1,6 @@
 // In steady state the writer allocates nothing per record: not in submit, not in the
-// drain, not on the write side. This binary replaces the global allocation functions to
+// drain, not on the write side. This binary replaces the global allocation functions
+// (under a sanitizer, which owns them, it installs the sanitizer's allocation hook) to
 // count every allocation any thread makes while records built beforehand are submitted
 // and written; a JSON record's own nodes are built before the count starts.
 #define BOOST_TEST_MODULE allocation_tests
@@ -16,6 +17,13 @@
 #include <utility>
 #include <vector>
 
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define JSONL_SANITIZER_OWNS_ALLOCATION 1
+#include <sanitizer/allocator_interface.h>
+#endif
+#endif
+
 #include "test_support.hpp"
 
 import jsonl.perf_metrics;
@@ -28,12 +36,27 @@ namespace {
 std::atomic<bool> counting{false};
 std::atomic<std::uint64_t> allocations{0};
 
-void* allocate(std::size_t size, std::size_t alignment = alignof(std::max_align_t)) {
+void count_allocation() {
   if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+#ifdef JSONL_SANITIZER_OWNS_ALLOCATION
+// A sanitizer's runtime defines the allocation functions itself; it reports every
+// allocation, malloc's included, to a hook instead.
+namespace {
+void on_allocation(const volatile void*, std::size_t) { count_allocation(); }
+void on_free(const volatile void*) {}
+[[maybe_unused]] const int hooks_installed = __sanitizer_install_malloc_and_free_hooks(on_allocation, on_free);
+}  // namespace
+#else
+namespace {
+void* allocate(std::size_t size, std::size_t alignment = alignof(std::max_align_t)) {
+  count_allocation();
   if (alignment <= alignof(std::max_align_t)) return std::malloc(size == 0 ? 1 : size);
   return std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
 }
-
 }  // namespace
 
 void* operator new(std::size_t size) {
@@ -48,6 +71,12 @@ void* operator new(std::size_t size, std::align_val_t alignment) {
 void* operator new[](std::size_t size, std::align_val_t alignment) { return operator new(size, alignment); }
 void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return allocate(size); }
 void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return allocate(size); }
+void* operator new(std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
+  return allocate(size, static_cast<std::size_t>(alignment));
+}
+void* operator new[](std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
+  return allocate(size, static_cast<std::size_t>(alignment));
+}
 void operator delete(void* block) noexcept { std::free(block); }
 void operator delete[](void* block) noexcept { std::free(block); }
 void operator delete(void* block, std::size_t) noexcept { std::free(block); }
@@ -56,6 +85,11 @@ void operator delete(void* block, std::align_val_t) noexcept { std::free(block);
 void operator delete[](void* block, std::align_val_t) noexcept { std::free(block); }
 void operator delete(void* block, std::size_t, std::align_val_t) noexcept { std::free(block); }
 void operator delete[](void* block, std::size_t, std::align_val_t) noexcept { std::free(block); }
+void operator delete(void* block, const std::nothrow_t&) noexcept { std::free(block); }
+void operator delete[](void* block, const std::nothrow_t&) noexcept { std::free(block); }
+void operator delete(void* block, std::align_val_t, const std::nothrow_t&) noexcept { std::free(block); }
+void operator delete[](void* block, std::align_val_t, const std::nothrow_t&) noexcept { std::free(block); }
+#endif
 
 namespace {
 
