@@ -45,6 +45,7 @@ export import :accounts;
 export import :admission;
 export import :writer_state;
 export import :side_by_side;
+export import :record_ring;
 export import :batch_serializer;
 export import :write_side;
 export import :drain;
