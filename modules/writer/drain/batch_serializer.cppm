@@ -29,6 +29,9 @@ export namespace jsonl::detail {
 // Records serialized by one task when a batch is serialized side by side: enough to
 // outweigh handing the task to another core. Each chunk has a text of its own.
 inline constexpr std::size_t records_per_chunk = 32;
+// The most a text is sized ahead of its use (a power of two), so that one huge line
+// cannot make a text reserve many times what it needs.
+inline constexpr std::size_t max_text_reserve = std::size_t{1} << 20;
 
 // How serializing (or routing) one record went.
 struct LineOutcome {
@@ -141,7 +144,7 @@ class BatchSerializer {
       for (std::size_t i = begin; i < end; ++i) {
         outcomes[i] = serialize_one(batch[members[i]], text);
         batch.consume(members[i]);
-        if (i == begin) text.reserve(std::min(text.size() * (end - begin) * 9 / 8, max_reserve));
+        if (i == begin) text.reserve(std::min(text.size() * (end - begin) * 9 / 8, max_text_reserve));
       }
     };
     if (side_by_side_ && chunks > 1) {
@@ -184,9 +187,6 @@ class BatchSerializer {
     }
   }
 
-  // The most a chunk's text is sized ahead, so that one huge first line cannot make it
-  // reserve many times what the chunk needs.
-  static constexpr std::size_t max_reserve = std::size_t{1} << 20;
   static constexpr Identity identity_{};
 
   const RecordFormat<Record>& format_;

@@ -160,7 +160,7 @@ class Drain {
       SerializedBatch& batch = serialized_[i];
       in_appends += batch.count(state_->accounts, accounted);
       for (FileAppend& append : batch.appends) {
-        largest_text_ = std::max(largest_text_, std::min(append.bytes.size(), largest_reserved_text));
+        largest_text_ = std::max(largest_text_, std::min(append.bytes.size(), max_text_reserve));
         job.appends.push_back(std::move(append));
       }
     }
@@ -201,8 +201,6 @@ class Drain {
 
   // Batches serialized in one round, when that many are waiting.
   static constexpr std::size_t batches_per_round = 16;
-  // The most a spare text is grown to ahead of its use: a power of two.
-  static constexpr std::size_t largest_reserved_text = std::size_t{1} << 20;
 
   std::shared_ptr<WriterState> state_;
   WriteSide& write_side_;
