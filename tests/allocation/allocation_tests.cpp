@@ -94,8 +94,9 @@ void operator delete[](void* block, std::align_val_t, const std::nothrow_t&) noe
 namespace {
 
 constexpr std::size_t counted_records = 10'000;
-// Rounds of twice the queue written before the count: buffers reach the sizes they keep.
-constexpr std::size_t warm_up_rounds = 8;
+// Rounds of the same records written before the count: the buffers reach the sizes
+// those records need (the longest line among them included) before anything is counted.
+constexpr std::size_t warm_up_rounds = 2;
 
 perf::PerfMetricsRecord typed_record(std::size_t i) {
   perf::PhaseMetrics server{
@@ -137,7 +138,7 @@ std::uint64_t allocations_in_steady_state(Make make) {
   };
   for (std::size_t round = 0; round < warm_up_rounds; ++round) {
     std::vector<Record> records;
-    for (std::size_t i = 0; i < 2 * jsonl::perf_metrics_queue_size; ++i) records.push_back(make(i));
+    for (std::size_t i = 0; i < counted_records; ++i) records.push_back(make(i));
     BOOST_REQUIRE(write_all(records));
   }
   std::vector<Record> records;
@@ -149,7 +150,7 @@ std::uint64_t allocations_in_steady_state(Make make) {
   counting = false;
   BOOST_REQUIRE(flushed);
   writer.close();
-  BOOST_TEST(writer.stats().written == warm_up_rounds * 2 * jsonl::perf_metrics_queue_size + counted_records);
+  BOOST_TEST(writer.stats().written == (warm_up_rounds + 1) * counted_records);
   return allocations.load();
 }
 
