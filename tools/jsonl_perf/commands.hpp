@@ -49,7 +49,8 @@ struct VerifyOptions {
 int run_loadgen(const LoadgenOptions& options, std::ostream& out, std::ostream& err);
 int run_replay(const ReplayOptions& options, std::istream& in, std::ostream& out, std::ostream& err);
 int run_summary(const SummaryOptions& options, std::ostream& out, std::ostream& err);
-// Exit 0 only when every document balances and verifies.
+// Exit 0 when every document balances and every file verifies, 1 when not, 2 when the
+// directory cannot be listed.
 int run_verify(const VerifyOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace jsonl_perf

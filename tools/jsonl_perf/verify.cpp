@@ -29,6 +29,10 @@ void print_report(const jsonl::Reconciliation& reconciliation, std::ostream& out
     }
   }
   for (const jsonl::UnaccountedBytes& bytes : reconciliation.unaccounted) {
+    if (bytes.error) {
+      out << "unreadable: " << bytes.file << ": " << *bytes.error << '\n';
+      continue;
+    }
     out << "unaccounted: " << bytes.file << ": " << bytes.unclaimed_bytes << " of " << bytes.size
         << " bytes claimed by no document (" << bytes.whole_lines << " whole lines, " << bytes.cut_lines
         << " cut)\n";
@@ -46,7 +50,7 @@ int run_verify(const VerifyOptions& options, std::ostream& out, std::ostream& er
     reconciliation = jsonl::reconcile(options.output_dir);
   } catch (const std::exception& error) {
     err << "jsonl-perf: " << error.what() << '\n';
-    return 1;
+    return 2;
   }
   if (options.json) {
     out << boost::json::serialize(jsonl::to_json(reconciliation)) << '\n';

@@ -1,21 +1,16 @@
 module;
 
-#include <boost/json/array.hpp>
-#include <boost/json/object.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
-#include <boost/json/value_to.hpp>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -27,7 +22,9 @@ module;
 module jsonl.writer;
 
 import :verify;
+import :books_document;
 import :books_schema;
+import :line_scan;
 import :posix_file;
 
 namespace jsonl {
@@ -35,10 +32,44 @@ namespace {
 
 namespace field = detail::books_schema;
 constexpr std::uint64_t chunk_bytes = 1 << 20;
+// Documents are read whole; a larger one is reported rather than read.
+constexpr std::uint64_t max_document_bytes = std::uint64_t{64} << 20;
+
+// "<what>: <errno's message>"
+[[noreturn]] void throw_errno(const std::string& what) {
+  throw std::system_error(errno, std::generic_category(), what);
+}
+
+// Opens `relative` (a plain relative path, see FileClaim) under `root` for reading,
+// following no symbolic link on the way and reading nothing but a regular file: a
+// document names its files, and nothing it names may lead the verifier out of the
+// directory or into a device or a pipe.
+detail::FileDescriptor open_inside(const std::filesystem::path& root, const std::filesystem::path& relative) {
+  detail::FileDescriptor at(root, O_RDONLY | O_DIRECTORY);
+  const std::filesystem::path last = relative.filename();
+  for (const std::filesystem::path& part : relative.parent_path()) {
+    detail::FileDescriptor next(::openat(at.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (!next.is_open()) {
+      throw_errno(errno == ELOOP || errno == ENOTDIR ? part.string() + " on the way to " + relative.string() +
+                                                           " is a symbolic link or not a directory"
+                                                     : "open " + part.string());
+    }
+    at = std::move(next);
+  }
+  detail::FileDescriptor file(::openat(at.get(), last.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+  if (!file.is_open()) {
+    if (errno == ELOOP) throw std::runtime_error(relative.string() + " is a symbolic link: not followed");
+    throw_errno("open " + relative.string());
+  }
+  struct stat status {};
+  if (::fstat(file.get(), &status) != 0) throw_errno("fstat " + relative.string());
+  if (!S_ISREG(status.st_mode)) throw std::runtime_error(relative.string() + " is not a regular file");
+  return file;
+}
 
 class ReadOnlyFile {
  public:
-  explicit ReadOnlyFile(const std::filesystem::path& path) : fd_(path, O_RDONLY) {}
+  explicit ReadOnlyFile(detail::FileDescriptor fd) : fd_(std::move(fd)) {}
 
   std::uint64_t size() const {
     const off_t end = ::lseek(fd_.get(), 0, SEEK_END);
@@ -48,160 +79,108 @@ class ReadOnlyFile {
 
   // Calls `take` with [begin, end) in pieces of at most chunk_bytes.
   template <class Take>
-  void read(std::uint64_t begin, std::uint64_t end, Take&& take) const {
-    std::string buffer;
+  void read(std::uint64_t begin, std::uint64_t end, Take&& take) {
     while (begin < end) {
-      buffer.resize(static_cast<std::size_t>(std::min(chunk_bytes, end - begin)));
-      const ssize_t got = ::pread(fd_.get(), buffer.data(), buffer.size(), static_cast<off_t>(begin));
+      buffer_.resize(static_cast<std::size_t>(std::min(chunk_bytes, end - begin)));
+      const ssize_t got = ::pread(fd_.get(), buffer_.data(), buffer_.size(), static_cast<off_t>(begin));
       if (got < 0 && errno == EINTR) continue;
       if (got < 0) throw std::system_error(errno, std::generic_category(), "pread");
       if (got == 0) throw std::runtime_error("the file ends before the range it is read for");
-      take(std::string_view(buffer.data(), static_cast<std::size_t>(got)));
+      take(std::string_view(buffer_.data(), static_cast<std::size_t>(got)));
       begin += static_cast<std::uint64_t>(got);
     }
   }
 
  private:
   detail::FileDescriptor fd_;
+  std::string buffer_;
 };
 
-// Splits bytes fed piece by piece into lines; empty lines are not counted.
-class LineTally {
- public:
-  // `line` is called with each line, its '\n' left out; a piece left unterminated
-  // when a segment ends is a line of its own.
-  template <class Line>
-  void feed(std::string_view bytes, Line&& line) {
-    for (std::size_t newline; (newline = bytes.find('\n')) != std::string_view::npos;) {
-      partial_.append(bytes.substr(0, newline));
-      bytes.remove_prefix(newline + 1);
-      finish(line, true);
-    }
-    partial_.append(bytes);
+// Reads `path` (a regular file, not through a symbolic link) as JSON, if it is not too
+// large to read whole.
+boost::json::value read_json_file(const std::filesystem::path& path) {
+  ReadOnlyFile file(open_inside(path.parent_path(), path.filename()));
+  const std::uint64_t size = file.size();
+  if (size > max_document_bytes) {
+    throw std::runtime_error("the document holds " + std::to_string(size) + " bytes, more than the " +
+                             std::to_string(max_document_bytes) + " a document is read for");
   }
-  template <class Line>
-  void end_segment(Line&& line) {
-    finish(line, false);
-  }
-
- private:
-  template <class Line>
-  void finish(Line& line, bool terminated) {
-    if (!partial_.empty()) line(std::string_view(partial_), terminated);
-    partial_.clear();
-  }
-  std::string partial_;
-};
-
-std::uint64_t number(const boost::json::object& object, std::string_view key) {
-  const boost::json::value* value = object.if_contains(key);
-  if (!value) throw std::runtime_error("no \"" + std::string(key) + "\"");
-  return value->to_number<std::uint64_t>();
+  std::string text;
+  file.read(0, size, [&](std::string_view bytes) { text.append(bytes); });
+  return boost::json::parse(text);
 }
 
-const boost::json::object& object_at(const boost::json::object& object, std::string_view key) {
-  const boost::json::value* value = object.if_contains(key);
-  if (!value || !value->is_object()) throw std::runtime_error("no object \"" + std::string(key) + "\"");
-  return value->get_object();
-}
-
-const boost::json::array& array_at(const boost::json::object& object, std::string_view key) {
-  const boost::json::value* value = object.if_contains(key);
-  if (!value || !value->is_array()) throw std::runtime_error("no array \"" + std::string(key) + "\"");
-  return value->get_array();
-}
-
-struct Extent {
-  std::uint64_t start = 0;
-  std::uint64_t landed = 0;
-};
-
-std::vector<Extent> extents_of(const boost::json::object& file) {
-  std::vector<Extent> extents;
-  for (const boost::json::value& extent : array_at(file, field::unknown_extents)) {
-    extents.push_back({number(extent.as_object(), field::start), number(extent.as_object(), field::landed)});
+FileCheck check_file(const std::filesystem::path& output_dir, const detail::FileClaim& claim) {
+  FileCheck check{.file = claim.file,
+                  .start_offset = claim.start_offset,
+                  .persisted_end = claim.persisted_end,
+                  .persisted_records = claim.persisted_records,
+                  .fragments_isolated = claim.fragments_isolated};
+  if (claim.inconsistency) {
+    check.error = "inconsistent: " + *claim.inconsistency;
+    return check;
   }
-  std::sort(extents.begin(), extents.end(), [](const Extent& a, const Extent& b) { return a.start < b.start; });
-  return extents;
-}
-
-FileCheck check_file(const std::filesystem::path& output_dir, const boost::json::object& claim) {
-  FileCheck check;
-  check.file = boost::json::value_to<std::string>(claim.at(field::file));
-  check.start_offset = number(claim, field::start_offset);
-  check.persisted_end = number(claim, field::persisted_end);
-  check.persisted_records = number(claim, field::persisted_records);
-  check.fragments_isolated = number(claim, field::fragments_isolated);
-  const std::vector<Extent> extents = extents_of(claim);
-  if (const boost::json::value* deleted = claim.if_contains(field::deleted); deleted && deleted->as_bool()) {
+  if (claim.deleted) {
     check.deleted = true;
     return check;
   }
   try {
-    const ReadOnlyFile file(output_dir / check.file);
+    ReadOnlyFile file(open_inside(output_dir, claim.file));
     check.size = file.size();
     if (check.size < check.persisted_end) {
       check.error = "the file holds " + std::to_string(check.size) + " bytes, fewer than the " +
                     std::to_string(check.persisted_end) + " claimed";
       return check;
     }
-    LineTally lines;
-    const auto record = [&](std::string_view line, bool) {
-      boost::system::error_code error;
-      boost::json::parse(line, error);
-      ++(error ? check.bad_lines : check.records);
+    detail::LineScan records(detail::LineScan::check_json);
+    detail::LineScan unknown(detail::LineScan::count_only);
+    const auto scan = [&](detail::LineScan& lines, std::uint64_t begin, std::uint64_t end) {
+      file.read(begin, end, [&](std::string_view bytes) { lines.feed(bytes); });
+      lines.end_segment();
     };
-    const auto unknown = [&](std::string_view, bool) { ++check.unknown_lines; };
     std::uint64_t at = check.start_offset;
-    for (const Extent& extent : extents) {
-      if (extent.start < at || extent.start >= check.persisted_end) continue;
-      file.read(at, extent.start, [&](std::string_view bytes) { lines.feed(bytes, record); });
-      lines.end_segment(record);
+    for (const detail::ExtentClaim& extent : claim.unknown_extents) {
+      if (extent.start >= check.persisted_end) break;
+      scan(records, at, extent.start);
       at = std::min(extent.start + extent.landed, check.persisted_end);
-      file.read(extent.start, at, [&](std::string_view bytes) { lines.feed(bytes, unknown); });
-      lines.end_segment(unknown);
+      scan(unknown, extent.start, at);
     }
-    file.read(at, check.persisted_end, [&](std::string_view bytes) { lines.feed(bytes, record); });
-    lines.end_segment(record);
+    scan(records, at, check.persisted_end);
+    check.records = records.parsed();
+    check.bad_lines = records.unparsed();
+    check.unknown_lines = unknown.lines();
   } catch (const std::exception& error) {
     check.error = error.what();
   }
   return check;
 }
 
-boost::json::value read_json_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return boost::json::parse(text);
-}
-
 // [begin, end) ranges of a file that some document claims.
 using Claims = std::map<std::string, std::vector<std::pair<std::uint64_t, std::uint64_t>>>;
 
-void add_claims(const boost::json::value& document, Claims& claims) {
-  for (const boost::json::value& file : array_at(document.as_object(), field::files)) {
-    const boost::json::object& claim = file.as_object();
-    if (const boost::json::value* deleted = claim.if_contains(field::deleted); deleted && deleted->as_bool()) continue;
-    auto& ranges = claims[boost::json::value_to<std::string>(claim.at(field::file))];
-    ranges.emplace_back(number(claim, field::start_offset), number(claim, field::persisted_end));
-    for (const Extent& extent : extents_of(claim)) ranges.emplace_back(extent.start, extent.start + extent.landed);
+void add_claims(const detail::BooksDocument& document, Claims& claims) {
+  for (const detail::FileClaim& claim : document.files) {
+    if (claim.deleted || claim.inconsistency) continue;
+    auto& ranges = claims[claim.file];
+    ranges.emplace_back(claim.start_offset, claim.persisted_end);
+    for (const detail::ExtentClaim& extent : claim.unknown_extents) {
+      ranges.emplace_back(extent.start, extent.start + extent.landed);
+    }
   }
 }
 
-UnaccountedBytes measure_unclaimed(const std::filesystem::path& path, std::string file,
+UnaccountedBytes measure_unclaimed(const std::filesystem::path& output_dir, std::string file,
                                    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges) {
   UnaccountedBytes unclaimed{.file = std::move(file)};
-  const ReadOnlyFile data(path);
+  ReadOnlyFile data(open_inside(output_dir, unclaimed.file));
   unclaimed.size = data.size();
   std::sort(ranges.begin(), ranges.end());
-  LineTally lines;
-  const auto line = [&](std::string_view, bool terminated) { ++(terminated ? unclaimed.whole_lines : unclaimed.cut_lines); };
+  detail::LineScan lines(detail::LineScan::count_only);
   const auto gap = [&](std::uint64_t begin, std::uint64_t end) {
     if (begin >= end) return;
     unclaimed.unclaimed_bytes += end - begin;
-    data.read(begin, end, [&](std::string_view bytes) { lines.feed(bytes, line); });
-    lines.end_segment(line);
+    data.read(begin, end, [&](std::string_view bytes) { lines.feed(bytes); });
+    lines.end_segment();
   };
   std::uint64_t at = 0;
   for (const auto& [begin, end] : ranges) {
@@ -209,7 +188,13 @@ UnaccountedBytes measure_unclaimed(const std::filesystem::path& path, std::strin
     at = std::max(at, std::min(end, unclaimed.size));
   }
   gap(at, unclaimed.size);
+  unclaimed.whole_lines = lines.terminated();
+  unclaimed.cut_lines = lines.cut();
   return unclaimed;
+}
+
+bool is_plain_file(const std::filesystem::directory_entry& entry) {
+  return std::filesystem::is_regular_file(entry.symlink_status());
 }
 
 }  // namespace
@@ -223,36 +208,42 @@ bool Reconciliation::all_books_balance() const noexcept {
 }
 
 bool Reconciliation::all_files_verify() const noexcept {
-  return std::all_of(generations.begin(), generations.end(), [](const BooksCheck& books) { return books.verified(); });
+  return std::all_of(generations.begin(), generations.end(), [](const BooksCheck& books) { return books.verified(); }) &&
+         std::none_of(unaccounted.begin(), unaccounted.end(), [](const UnaccountedBytes& bytes) { return bytes.error; });
 }
 
-BooksCheck verify_books(const std::filesystem::path& output_dir, const boost::json::value& document) {
-  BooksCheck books;
-  try {
-    const boost::json::object& top = document.as_object();
-    if (const boost::json::value* schema = top.if_contains(field::schema); !schema || !schema->is_string() || schema->get_string() != field::id) {
-      throw std::runtime_error("not a document of schema " + std::string(field::id));
-    }
-    books.generation = boost::json::value_to<std::string>(top.at(field::generation));
-    books.closed = top.at(field::closed).as_bool();
-    const boost::json::object& counts = object_at(top, field::counts);
-    books.submitted = number(counts, field::submitted);
-    books.persisted = number(counts, field::persisted);
-    for (const auto& [reason, count] : object_at(counts, field::dropped)) books.dropped += count.to_number<std::uint64_t>();
-    books.unknown = number(counts, field::unknown);
-    books.pending = number(counts, field::pending);
-    std::uint64_t in_files = 0;
-    for (const boost::json::value& file : array_at(top, field::files)) {
-      books.files.push_back(check_file(output_dir, file.as_object()));
-      in_files += books.files.back().persisted_records;
-    }
-    books.balanced = books.submitted == books.persisted + books.dropped + books.unknown + books.pending &&
-                     (!books.closed || books.pending == 0) && in_files == books.persisted;
-  } catch (const std::exception& error) {
-    books.error = error.what();
-    books.balanced = false;
+namespace {
+
+BooksCheck check_document(const std::filesystem::path& output_dir, const detail::BooksDocument& document) {
+  BooksCheck books{.generation = document.generation,
+                   .closed = document.closed,
+                   .submitted = document.submitted,
+                   .persisted = document.persisted,
+                   .dropped = document.dropped,
+                   .unknown = document.unknown,
+                   .pending = document.pending};
+  // Sums in 128 bits: counts near the largest cannot wrap into a balance.
+  unsigned __int128 in_files = 0;
+  for (const detail::FileClaim& claim : document.files) {
+    books.files.push_back(check_file(output_dir, claim));
+    in_files += claim.persisted_records;
   }
+  const unsigned __int128 accounted = static_cast<unsigned __int128>(books.persisted) + books.dropped + books.unknown +
+                                      books.pending;
+  books.balanced = books.submitted == accounted && (!books.closed || books.pending == 0) && in_files == books.persisted;
   return books;
+}
+
+}  // namespace
+
+BooksCheck verify_books(const std::filesystem::path& output_dir, const boost::json::value& document) {
+  try {
+    return check_document(output_dir, detail::read_books_document(document));
+  } catch (const std::exception& error) {
+    BooksCheck books;
+    books.error = error.what();
+    return books;
+  }
 }
 
 Reconciliation reconcile(const std::filesystem::path& output_dir) {
@@ -260,10 +251,10 @@ Reconciliation reconcile(const std::filesystem::path& output_dir) {
   Claims claims;
   const std::filesystem::path books_dir = output_dir / field::directory;
   std::vector<std::filesystem::path> documents;
-  if (std::filesystem::is_directory(books_dir)) {
+  if (std::filesystem::is_directory(std::filesystem::symlink_status(books_dir))) {
     for (const auto& entry : std::filesystem::directory_iterator(books_dir)) {
       const std::filesystem::path& path = entry.path();
-      if (entry.is_regular_file() && path.extension() == ".json" && !path.filename().string().starts_with(".")) {
+      if (is_plain_file(entry) && path.extension() == ".json" && !path.filename().string().starts_with(".")) {
         documents.push_back(path);
       }
     }
@@ -272,9 +263,9 @@ Reconciliation reconcile(const std::filesystem::path& output_dir) {
   for (const std::filesystem::path& path : documents) {
     BooksCheck books;
     try {
-      const boost::json::value document = read_json_file(path);
-      books = verify_books(output_dir, document);
-      if (!books.error) add_claims(document, claims);
+      const detail::BooksDocument document = detail::read_books_document(read_json_file(path));
+      books = check_document(output_dir, document);
+      add_claims(document, claims);
     } catch (const std::exception& error) {
       books.error = error.what();
     }
@@ -286,7 +277,7 @@ Reconciliation reconcile(const std::filesystem::path& output_dir) {
        entry != std::filesystem::recursive_directory_iterator(); ++entry) {
     if (entry->path() == books_dir) {
       entry.disable_recursion_pending();
-    } else if (entry->is_regular_file() && entry->path().extension() == ".jsonl") {
+    } else if (is_plain_file(*entry) && entry->path().extension() == ".jsonl") {
       data_files.push_back(entry->path());
     }
   }
@@ -294,9 +285,13 @@ Reconciliation reconcile(const std::filesystem::path& output_dir) {
   for (const std::filesystem::path& path : data_files) {
     const std::string file = path.lexically_relative(output_dir).generic_string();
     const auto claimed = claims.find(file);
-    UnaccountedBytes unclaimed =
-        measure_unclaimed(path, file, claimed == claims.end() ? decltype(claimed->second){} : claimed->second);
-    if (unclaimed.unclaimed_bytes != 0) reconciliation.unaccounted.push_back(std::move(unclaimed));
+    try {
+      UnaccountedBytes unclaimed =
+          measure_unclaimed(output_dir, file, claimed == claims.end() ? decltype(claimed->second){} : claimed->second);
+      if (unclaimed.unclaimed_bytes != 0) reconciliation.unaccounted.push_back(std::move(unclaimed));
+    } catch (const std::exception& error) {
+      reconciliation.unaccounted.push_back({.file = file, .error = error.what()});
+    }
   }
   return reconciliation;
 }
@@ -339,7 +334,8 @@ boost::json::value to_json(const Reconciliation& reconciliation) {
                            {"size", bytes.size},
                            {"unclaimed_bytes", bytes.unclaimed_bytes},
                            {"whole_lines", bytes.whole_lines},
-                           {"cut_lines", bytes.cut_lines}});
+                           {"cut_lines", bytes.cut_lines},
+                           {"error", bytes.error ? boost::json::value(*bytes.error) : boost::json::value(nullptr)}});
   }
   return {{"all_books_balance", reconciliation.all_books_balance()},
           {"all_files_verify", reconciliation.all_files_verify()},

@@ -62,22 +62,29 @@ struct UnaccountedBytes {
   std::uint64_t unclaimed_bytes = 0;
   std::uint64_t whole_lines = 0;  // newline-terminated lines among them
   std::uint64_t cut_lines = 0;    // unterminated pieces of a line
+  std::optional<std::string> error;  // the file could not be read: nothing above is known
 };
 
 struct Reconciliation {
   std::vector<BooksCheck> generations;  // ordered by document name
   std::vector<UnaccountedBytes> unaccounted;  // ordered by file; files with none left out
   bool all_books_balance() const noexcept;
-  bool all_files_verify() const noexcept;
+  bool all_files_verify() const noexcept;  // every document's files, and no data file unreadable
 };
 
 // Checks `document` (a parsed books document) against the files under `output_dir`.
+// Nothing in the document is trusted: a field of the wrong type or range is the
+// document's error, naming the field ("files[3].start_offset: expected a non-negative
+// integer"); a file that is not a plain relative path inside `output_dir`, is reached
+// through a symbolic link or is not a regular file, and entries whose ranges overlap or
+// whose unknown extents lie outside what they can claim, are each that file's error,
+// and such a file is not read. Memory stays bounded however long a line is.
 BooksCheck verify_books(const std::filesystem::path& output_dir, const boost::json::value& document);
 
 // Every "<output_dir>/_writer/*.json" verified, and every "*.jsonl" file under
 // `output_dir` measured against the union of what the documents claim (persisted ranges
-// and unknown extents). Throws std::filesystem::filesystem_error if `output_dir` cannot
-// be listed.
+// and unknown extents). A symbolic link is never read, as a document or as a data file.
+// Throws std::filesystem::filesystem_error if `output_dir` cannot be listed.
 Reconciliation reconcile(const std::filesystem::path& output_dir);
 
 // The reconciliation as JSON: {"all_books_balance", "all_files_verify", "generations",

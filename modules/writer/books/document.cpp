@@ -1,0 +1,206 @@
+module;
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+module jsonl.writer;
+
+import :books_document;
+import :books_schema;
+
+namespace jsonl::detail {
+namespace {
+
+namespace field = books_schema;
+
+// A JSON object read at `path` ("" for the document, "files[3]", ...): each accessor
+// checks the field's type and range and throws DocumentError naming it.
+class Fields {
+ public:
+  Fields(const boost::json::value& value, std::string path) : path_(std::move(path)) {
+    if (!value.is_object()) fail(path_.empty() ? std::string("the document") : path_, "expected an object");
+    object_ = &value.get_object();
+  }
+
+  std::string path_of(std::string_view key) const { return path_.empty() ? std::string(key) : path_ + "." + std::string(key); }
+
+  const boost::json::value& at(std::string_view key) const {
+    const boost::json::value* value = object_->if_contains(key);
+    if (!value) fail(path_of(key), "missing");
+    return *value;
+  }
+  std::uint64_t count(std::string_view key) const { return count_at(at(key), path_of(key)); }
+  std::string text(std::string_view key) const {
+    const boost::json::value& value = at(key);
+    if (!value.is_string()) fail(path_of(key), "expected a string");
+    return std::string(value.get_string());
+  }
+  bool flag(std::string_view key) const {
+    const boost::json::value& value = at(key);
+    if (!value.is_bool()) fail(path_of(key), "expected true or false");
+    return value.get_bool();
+  }
+  bool optional_flag(std::string_view key) const { return object_->contains(key) && flag(key); }
+  const boost::json::array& list(std::string_view key) const {
+    const boost::json::value& value = at(key);
+    if (!value.is_array()) fail(path_of(key), "expected an array");
+    return value.get_array();
+  }
+  Fields object(std::string_view key) const { return Fields(at(key), path_of(key)); }
+  const boost::json::object& members() const noexcept { return *object_; }
+
+  static std::uint64_t count_at(const boost::json::value& value, const std::string& path) {
+    if (value.is_uint64()) return value.get_uint64();
+    if (value.is_int64() && value.get_int64() >= 0) return static_cast<std::uint64_t>(value.get_int64());
+    fail(path, "expected a non-negative integer");
+  }
+  [[noreturn]] static void fail(const std::string& path, std::string_view what) {
+    throw DocumentError(path + ": " + std::string(what));
+  }
+
+ private:
+  const boost::json::object* object_ = nullptr;
+  std::string path_;
+};
+
+std::uint64_t checked_sum(std::uint64_t a, std::uint64_t b, const std::string& path) {
+  if (a > std::numeric_limits<std::uint64_t>::max() - b) Fields::fail(path, "adds up past the largest count");
+  return a + b;
+}
+
+// Why `file` is not a plain relative path inside the directory, if it is not.
+std::optional<std::string> unsafe_path(const std::string& file) {
+  if (file.empty()) return "an empty file name";
+  if (file.find('\0') != std::string::npos) return "a file name with a NUL byte";
+  const std::filesystem::path path(file);
+  if (path.has_root_path()) return "an absolute path (" + file + "), not one inside the directory";
+  for (const std::filesystem::path& part : path) {
+    if (part == "..") return "a path that leaves the directory (" + file + ")";
+  }
+  if (path.lexically_normal().generic_string() != file) return "a path not in its plain form (" + file + ")";
+  return std::nullopt;
+}
+
+FileClaim read_claim(const boost::json::value& value, const std::string& path) {
+  const Fields fields(value, path);
+  FileClaim claim;
+  claim.file = fields.text(field::file);
+  claim.start_offset = fields.count(field::start_offset);
+  claim.persisted_end = fields.count(field::persisted_end);
+  claim.persisted_records = fields.count(field::persisted_records);
+  claim.fragments_isolated = fields.count(field::fragments_isolated);
+  claim.deleted = fields.optional_flag(field::deleted);
+  const boost::json::array& extents = fields.list(field::unknown_extents);
+  for (std::size_t k = 0; k < extents.size(); ++k) {
+    const Fields extent(extents[k], fields.path_of(field::unknown_extents) + "[" + std::to_string(k) + "]");
+    const std::uint64_t start = extent.count(field::start);
+    const std::uint64_t landed = extent.count(field::landed);
+    checked_sum(start, landed, extent.path_of(field::landed));
+    extent.count(field::records);
+    claim.unknown_extents.push_back({start, landed});
+  }
+  std::sort(claim.unknown_extents.begin(), claim.unknown_extents.end(),
+            [](const ExtentClaim& a, const ExtentClaim& b) { return a.start < b.start; });
+  return claim;
+}
+
+// The end of the bytes `claim` may speak for, or why its own fields contradict each
+// other. Each append begins where the file ends, after at most one newline that
+// isolates a cut line: an unknown extent lies at or after the start offset, overlaps no
+// other, and past the persisted end follows what came before it.
+std::uint64_t claim_end(FileClaim& claim) {
+  if (const auto unsafe = unsafe_path(claim.file)) {
+    claim.inconsistency = *unsafe;
+    return claim.start_offset;
+  }
+  if (claim.persisted_end < claim.start_offset) {
+    claim.inconsistency = "persisted_end (" + std::to_string(claim.persisted_end) + ") is before start_offset (" +
+                          std::to_string(claim.start_offset) + ")";
+    return claim.start_offset;
+  }
+  std::uint64_t reach = claim.persisted_end;
+  std::uint64_t previous_end = claim.start_offset;
+  for (const ExtentClaim& extent : claim.unknown_extents) {
+    const std::string where = "an unknown extent at " + std::to_string(extent.start);
+    if (extent.start < claim.start_offset) {
+      claim.inconsistency = where + " starts before start_offset (" + std::to_string(claim.start_offset) + ")";
+    } else if (extent.start < previous_end) {
+      claim.inconsistency = where + " overlaps the one before it";
+    } else if (extent.start >= claim.persisted_end && extent.start > reach + 1) {
+      claim.inconsistency = where + " lies past where the writer's appends reached (" + std::to_string(reach) + ")";
+    }
+    if (claim.inconsistency) return claim.start_offset;
+    previous_end = extent.start + extent.landed;
+    reach = std::max(reach, previous_end);
+  }
+  return reach;
+}
+
+// Marks the entries whose own fields contradict each other, then every two entries for
+// the same file whose ranges overlap (a file listed twice included): sorted by file and
+// offset, each entry is compared with the one before it, so the check costs n log n
+// however many entries name one file.
+void mark_inconsistent(std::vector<FileClaim>& files) {
+  std::vector<std::uint64_t> ends(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) ends[i] = claim_end(files[i]);
+  std::vector<std::size_t> order(files.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return std::tie(files[a].file, files[a].start_offset, a) < std::tie(files[b].file, files[b].start_offset, b);
+  });
+  for (std::size_t k = 1; k < order.size(); ++k) {
+    const std::size_t before = order[k - 1], now = order[k];
+    if (files[before].file != files[now].file) continue;
+    if (files[now].start_offset >= ends[before] && files[now].start_offset != files[before].start_offset) continue;
+    const std::string overlap = "files[" + std::to_string(before) + "] and files[" + std::to_string(now) +
+                                "] claim overlapping bytes of " + files[now].file;
+    for (const std::size_t i : {before, now}) {
+      if (!files[i].inconsistency) files[i].inconsistency = overlap;
+    }
+  }
+}
+
+}  // namespace
+
+BooksDocument read_books_document(const boost::json::value& document) {
+  const Fields top(document, "");
+  if (const boost::json::value* schema = top.members().if_contains(field::schema);
+      !schema || !schema->is_string() || schema->get_string() != field::id) {
+    throw DocumentError("schema: not a document of schema " + std::string(field::id));
+  }
+  BooksDocument books;
+  books.generation = top.text(field::generation);
+  books.closed = top.flag(field::closed);
+  const Fields counts = top.object(field::counts);
+  books.submitted = counts.count(field::submitted);
+  books.persisted = counts.count(field::persisted);
+  const Fields dropped = counts.object(field::dropped);
+  for (const auto& [reason, count] : dropped.members()) {
+    const std::string path = dropped.path_of(reason);
+    books.dropped = checked_sum(books.dropped, Fields::count_at(count, path), path);
+  }
+  books.unknown = counts.count(field::unknown);
+  books.pending = counts.count(field::pending);
+  const boost::json::array& files = top.list(field::files);
+  books.files.reserve(files.size());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    books.files.push_back(read_claim(files[i], "files[" + std::to_string(i) + "]"));
+  }
+  mark_inconsistent(books.files);
+  return books;
+}
+
+}  // namespace jsonl::detail
