@@ -37,7 +37,7 @@ def unpublished_tail():
     books = documents()
     if len(books) != 1 or books[0]["counts"]["persisted"] == 0:
         return False
-    claimed = {f["file"]: f["persisted_end"] for f in books[0]["files"]}
+    claimed = {f["file"]: f["persisted_end"] for f in books[0]["shards"]}
     shards = glob.glob(os.path.join(out, "*", "*.jsonl"))
     return any(os.path.getsize(s) > claimed.get(os.path.relpath(s, out), 0) for s in shards)
 

@@ -154,12 +154,33 @@ BOOST_AUTO_TEST_CASE(files_deleted_by_retention_stay_in_the_books_marked_deleted
   BOOST_TEST(balances(document));
   BOOST_TEST(count(document, "persisted") == 12u);
   std::vector<bool> deleted;
-  for (const json::value& file : document.at("files").as_array()) deleted.push_back(file.at("deleted").as_bool());
+  for (const json::value& file : document.at("shards").as_array()) deleted.push_back(file.at("deleted").as_bool());
   BOOST_TEST(deleted == (std::vector<bool>{true, true, false}), boost::test_tools::per_element());
   const jsonl::Reconciliation reconciliation = jsonl::reconcile(directory.path());
   BOOST_TEST(reconciliation.all_books_balance());
   BOOST_TEST(reconciliation.all_files_verify());
   BOOST_TEST(reconciliation.unaccounted.empty());
+}
+
+BOOST_AUTO_TEST_CASE(the_document_has_every_field_the_reference_reconciler_reads) {
+  auto writer = make_writer(durable());
+  writer->start();
+  submit(*writer, 3);
+  writer->close();
+  const json::value document = document_of(*writer);
+  for (const char* field : {"generation", "published_at", "closed", "counts", "shards"}) {
+    BOOST_TEST(document.as_object().contains(field), field);
+  }
+  for (const char* field : {"submitted", "persisted", "unknown", "pending"}) {
+    BOOST_TEST(counts_of(document).at(field).is_number(), field);
+  }
+  BOOST_TEST(counts_of(document).at("dropped").is_object());
+  const json::object& shard = only_file(document);
+  for (const char* field : {"file", "start_offset", "persisted_end", "persisted_records", "fragments_isolated"}) {
+    BOOST_TEST(shard.contains(field), field);
+  }
+  BOOST_TEST(shard.at("unknown_extents").is_array());
+  BOOST_TEST(document.at("schema").as_string() == "jsonl-writer-books/2");
 }
 
 BOOST_AUTO_TEST_CASE(without_durability_there_are_no_books_and_no_fsync) {

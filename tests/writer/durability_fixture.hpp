@@ -212,13 +212,13 @@ inline std::uint64_t dropped(const json::value& document, std::string_view reaso
 }
 
 inline const json::object& only_file(const json::value& document) {
-  BOOST_TEST_REQUIRE(document.at("files").as_array().size() == 1u);
-  return document.at("files").as_array()[0].as_object();
+  BOOST_TEST_REQUIRE(document.at("shards").as_array().size() == 1u);
+  return document.at("shards").as_array()[0].as_object();
 }
 
 inline bool balances(const json::value& document) {
   std::uint64_t in_files = 0;
-  for (const json::value& file : document.at("files").as_array()) {
+  for (const json::value& file : document.at("shards").as_array()) {
     in_files += file.at("persisted_records").to_number<std::uint64_t>();
   }
   std::uint64_t drops = 0;

@@ -27,7 +27,7 @@ BOOST_AUTO_TEST_CASE(normal_appends_are_persisted_and_reconcile) {
   writer->close();
 
   const json::value document = document_of(*writer);
-  BOOST_TEST(document.at("schema") == "jsonl-writer-books/1");
+  BOOST_TEST(document.at("schema") == "jsonl-writer-books/2");
   BOOST_TEST(document.at("closed") == true);
   BOOST_TEST(writer->books_file()->filename() == std::string(document.at("generation").as_string()) + ".json");
   BOOST_TEST(json::serialize(counts_of(document)) ==

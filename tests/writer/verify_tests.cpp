@@ -47,7 +47,7 @@ struct Claimed {
       const boost::json::value* records = entry.as_object().if_contains("persisted_records");
       if (records && records->is_number()) persisted += records->to_number<std::uint64_t>();
     }
-    return {{"schema", "jsonl-writer-books/1"},
+    return {{"schema", "jsonl-writer-books/2"},
             {"generation", "g1"},
             {"closed", true},
             {"counts",
@@ -56,7 +56,33 @@ struct Claimed {
               {"dropped", boost::json::object{}},
               {"unknown", 0},
               {"pending", 0}}},
-            {"files", std::move(files)}};
+            {"shards", std::move(files)}};
+  }
+
+  // A document as the reference's request-trace writer publishes it: its schema, its
+  // drop reasons, its names for the error counters, and a writer suffix.
+  boost::json::object reference_document(boost::json::array shards, std::uint64_t submitted,
+                                         boost::json::object dropped) const {
+    std::uint64_t persisted = 0;
+    for (const auto& entry : shards) persisted += entry.at("persisted_records").to_number<std::uint64_t>();
+    return {{"schema", "trtllm-request-trace-writer/1"},
+            {"generation", "reference-generation"},
+            {"pid", 7},
+            {"writer_suffix", "-7"},
+            {"started_at", "2026-01-01T00:00:00+00:00"},
+            {"published_at", "2026-01-01T00:00:10+00:00"},
+            {"sequence", 3},
+            {"closed", true},
+            {"durability", "persisted once written, flushed and fsynced"},
+            {"counts",
+             {{"submitted", submitted},
+              {"persisted", persisted},
+              {"dropped", std::move(dropped)},
+              {"unknown", 0},
+              {"pending", 0}}},
+            {"attributes", {{"sanitized", 0}}},
+            {"shards", std::move(shards)},
+            {"errors", {{"write_errors", 0}, {"last_error", nullptr}, {"sidecar_errors", 0}}}};
   }
 
   jsonl::BooksCheck verify(const boost::json::object& document) const {
@@ -116,7 +142,7 @@ BOOST_AUTO_TEST_CASE(a_pipe_is_not_read_and_does_not_hang) {
 BOOST_AUTO_TEST_CASE(a_file_listed_twice_is_an_inconsistency) {
   const jsonl::BooksCheck books = verify(document({file(), file()}));
   BOOST_TEST(!books.verified());
-  BOOST_TEST(jsonl_test::contains(file_error(books, 0), "files[0] and files[1] claim overlapping bytes of data.jsonl"));
+  BOOST_TEST(jsonl_test::contains(file_error(books, 0), "shards[0] and shards[1] claim overlapping bytes of data.jsonl"));
   BOOST_TEST(jsonl_test::contains(file_error(books, 1), "overlapping"));
 }
 
@@ -153,17 +179,17 @@ BOOST_AUTO_TEST_CASE(a_negative_offset_names_the_field) {
   auto good = file(), bad = file("other.jsonl");
   bad["start_offset"] = -5;
   const jsonl::BooksCheck books = verify(document({good, bad}));
-  BOOST_TEST(books.error.value_or("") == "files[1].start_offset: expected a non-negative integer");
+  BOOST_TEST(books.error.value_or("") == "shards[1].start_offset: expected a non-negative integer");
 }
 
 BOOST_AUTO_TEST_CASE(a_field_of_the_wrong_type_names_the_field) {
   auto entry = file();
   entry["persisted_end"] = "abc";
-  BOOST_TEST(verify(document({entry})).error.value_or("") == "files[0].persisted_end: expected a non-negative integer");
+  BOOST_TEST(verify(document({entry})).error.value_or("") == "shards[0].persisted_end: expected a non-negative integer");
   auto extent = file();
   extent["unknown_extents"] = boost::json::array{boost::json::object{{"start", 0}, {"landed", 1.5}, {"records", 1}}};
   BOOST_TEST(verify(document({extent})).error.value_or("") ==
-             "files[0].unknown_extents[0].landed: expected a non-negative integer");
+             "shards[0].unknown_extents[0].landed: expected a non-negative integer");
   auto counts = document({file()});
   counts["counts"].as_object()["dropped"] = {{"queue_full", true}};
   BOOST_TEST(verify(counts).error.value_or("") == "counts.dropped.queue_full: expected a non-negative integer");
@@ -172,7 +198,7 @@ BOOST_AUTO_TEST_CASE(a_field_of_the_wrong_type_names_the_field) {
 BOOST_AUTO_TEST_CASE(a_missing_field_is_named) {
   auto entry = file();
   entry.erase("persisted_records");
-  BOOST_TEST(verify(document({entry})).error.value_or("") == "files[0].persisted_records: missing");
+  BOOST_TEST(verify(document({entry})).error.value_or("") == "shards[0].persisted_records: missing");
 }
 
 BOOST_AUTO_TEST_CASE(counts_that_would_wrap_around_do_not_balance) {
@@ -205,6 +231,63 @@ BOOST_AUTO_TEST_CASE(the_reconciler_reads_no_symbolic_link_as_a_data_file) {
   std::filesystem::create_symlink("/etc/passwd", directory.path() / "passwd.jsonl");
   const jsonl::Reconciliation reconciliation = jsonl::reconcile(directory.path());
   for (const auto& unclaimed : reconciliation.unaccounted) BOOST_TEST(unclaimed.file != "passwd.jsonl");
+}
+
+BOOST_AUTO_TEST_CASE(our_previous_schema_is_read) {
+  auto books = document({file()});
+  books["schema"] = "jsonl-writer-books/1";
+  books["files"] = books["shards"];
+  books.erase("shards");
+  const jsonl::BooksCheck check = verify(books);
+  BOOST_TEST(check.verified());
+  BOOST_TEST(check.balanced);
+  BOOST_TEST(check.schema == "jsonl-writer-books/1");
+  books["files"].as_array()[0].as_object()["start_offset"] = -1;
+  BOOST_TEST(verify(books).error.value_or("") == "files[0].start_offset: expected a non-negative integer");
+}
+
+BOOST_AUTO_TEST_CASE(the_reference_writers_document_is_read) {
+  const jsonl::BooksCheck check = verify(reference_document({file()}, 5, {{"queue_full", 1}, {"shutdown", 1}}));
+  BOOST_TEST(!check.error, check.error.value_or(""));
+  BOOST_TEST(check.balanced);
+  BOOST_TEST(check.verified());
+  BOOST_TEST(check.dropped == 2u);
+  BOOST_TEST(check.schema == "trtllm-request-trace-writer/1");
+}
+
+BOOST_AUTO_TEST_CASE(a_drop_reason_the_schema_lacks_is_named) {
+  BOOST_TEST(verify(reference_document({file()}, 4, {{"abandoned", 1}})).error.value_or("") ==
+             "counts.dropped.abandoned: not a drop reason of trtllm-request-trace-writer/1");
+  auto ours = document({file()});
+  ours["counts"].as_object()["dropped"] = {{"shutdown", 0}};
+  BOOST_TEST(verify(ours).error.value_or("") == "counts.dropped.shutdown: not a drop reason of jsonl-writer-books/2");
+}
+
+BOOST_AUTO_TEST_CASE(a_reference_generation_and_ours_appending_in_turn_reconcile) {
+  // One shard, three generations appending in turn: the reference writer, then ours,
+  // then the reference writer again; each document claims its own range.
+  const std::string shard = "2026-01-01T00/requests-7.jsonl";
+  const std::string first = "{\"i\":1}\n{\"i\":2}\n", second = "{\"i\":3}\n", third = "{\"i\":4}\n{\"i\":5}\n";
+  write(shard, first + second + third);
+  const auto range = [&](std::size_t begin, std::size_t end, std::size_t records) {
+    auto entry = file(shard);
+    entry["start_offset"] = begin;
+    entry["persisted_end"] = end;
+    entry["persisted_records"] = records;
+    return entry;
+  };
+  write("_writer/a.json", boost::json::serialize(reference_document({range(0, first.size(), 2)}, 2, {})));
+  write("_writer/b.json", boost::json::serialize(document({range(first.size(), first.size() + second.size(), 1)})));
+  write("_writer/c.json",
+        boost::json::serialize(reference_document({range(first.size() + second.size(), first.size() + second.size() + third.size(), 2)}, 2, {})));
+  std::filesystem::remove(directory.path() / "data.jsonl");
+  const jsonl::Reconciliation reconciliation = jsonl::reconcile(directory.path());
+  BOOST_REQUIRE(reconciliation.generations.size() == 3u);
+  BOOST_TEST(reconciliation.generations[0].schema == "trtllm-request-trace-writer/1");
+  BOOST_TEST(reconciliation.generations[1].schema == "jsonl-writer-books/2");
+  BOOST_TEST(reconciliation.all_books_balance());
+  BOOST_TEST(reconciliation.all_files_verify());
+  BOOST_TEST(reconciliation.unaccounted.empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -96,14 +96,14 @@ void WriterBooks::deleted(const std::filesystem::path& file) {
 }
 
 std::string WriterBooks::document(const WriterStats& counts, bool closed) const {
-  boost::json::array files;
+  boost::json::array shards;
   for (const FileBooks& books : files_) {
     boost::json::array extents;
     for (const Extent& extent : books.unknown_extents) {
       extents.push_back(
           {{field::start, extent.start}, {field::landed, extent.landed}, {field::records, extent.records}});
     }
-    files.push_back({{field::file, books.file},
+    shards.push_back({{field::file, books.file},
                      {field::start_offset, books.start_offset},
                      {field::persisted_end, books.persisted_end},
                      {field::persisted_records, books.persisted_records},
@@ -136,7 +136,7 @@ std::string WriterBooks::document(const WriterStats& counts, bool closed) const 
         {field::unknown, counts.unknown},
         {field::pending, counts.submitted - classified}}},
       {field::attributes, {{field::sanitized, counts.sanitized}}},
-      {field::files, std::move(files)},
+      {field::shards, std::move(shards)},
       {field::errors,
        {{field::failed_appends, failed_appends_},
         {field::last_error, last_error_ ? boost::json::value(*last_error_) : boost::json::value(nullptr)},

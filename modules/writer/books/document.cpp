@@ -20,6 +20,7 @@ module jsonl.writer;
 
 import :books_document;
 import :books_schema;
+import :stats;
 
 namespace jsonl::detail {
 namespace {
@@ -94,6 +95,17 @@ std::optional<std::string> unsafe_path(const std::string& file) {
   return std::nullopt;
 }
 
+// Whether `reason` names a drop reason of the document's schema: the reference writer's,
+// or ours (every reason the books count, all versions alike).
+bool is_drop_reason(std::string_view reason, bool reference) {
+  if (reference) {
+    return std::find(field::reference_drop_reasons.begin(), field::reference_drop_reasons.end(), reason) !=
+           field::reference_drop_reasons.end();
+  }
+  return std::any_of(drop_reasons.begin(), drop_reasons.end(),
+                     [&](const DropReasonInfo& info) { return info.booked && info.name == reason; });
+}
+
 FileClaim read_claim(const boost::json::value& value, const std::string& path) {
   const Fields fields(value, path);
   FileClaim claim;
@@ -153,7 +165,7 @@ std::uint64_t claim_end(FileClaim& claim) {
 // the same file whose ranges overlap (a file listed twice included): sorted by file and
 // offset, each entry is compared with the one before it, so the check costs n log n
 // however many entries name one file.
-void mark_inconsistent(std::vector<FileClaim>& files) {
+void mark_inconsistent(std::vector<FileClaim>& files, std::string_view list) {
   std::vector<std::uint64_t> ends(files.size());
   for (std::size_t i = 0; i < files.size(); ++i) ends[i] = claim_end(files[i]);
   std::vector<std::size_t> order(files.size());
@@ -165,8 +177,8 @@ void mark_inconsistent(std::vector<FileClaim>& files) {
     const std::size_t before = order[k - 1], now = order[k];
     if (files[before].file != files[now].file) continue;
     if (files[now].start_offset >= ends[before] && files[now].start_offset != files[before].start_offset) continue;
-    const std::string overlap = "files[" + std::to_string(before) + "] and files[" + std::to_string(now) +
-                                "] claim overlapping bytes of " + files[now].file;
+    const std::string overlap = std::string(list) + "[" + std::to_string(before) + "] and " + std::string(list) + "[" +
+                                std::to_string(now) + "] claim overlapping bytes of " + files[now].file;
     for (const std::size_t i : {before, now}) {
       if (!files[i].inconsistency) files[i].inconsistency = overlap;
     }
@@ -177,11 +189,16 @@ void mark_inconsistent(std::vector<FileClaim>& files) {
 
 BooksDocument read_books_document(const boost::json::value& document) {
   const Fields top(document, "");
-  if (const boost::json::value* schema = top.members().if_contains(field::schema);
-      !schema || !schema->is_string() || schema->get_string() != field::id) {
-    throw DocumentError("schema: not a document of schema " + std::string(field::id));
+  const boost::json::value* schema = top.members().if_contains(field::schema);
+  const std::string_view id = schema && schema->is_string() ? std::string_view(schema->get_string()) : "";
+  const bool reference = id == field::reference_id;
+  if (id != field::id && id != field::id_before_shards && !reference) {
+    throw DocumentError("schema: not one of " + std::string(field::id) + ", " + std::string(field::id_before_shards) +
+                        " or " + std::string(field::reference_id));
   }
+  const std::string_view list = id == field::id_before_shards ? field::files_before_shards : field::shards;
   BooksDocument books;
+  books.schema = id;
   books.generation = top.text(field::generation);
   books.closed = top.flag(field::closed);
   const Fields counts = top.object(field::counts);
@@ -190,16 +207,17 @@ BooksDocument read_books_document(const boost::json::value& document) {
   const Fields dropped = counts.object(field::dropped);
   for (const auto& [reason, count] : dropped.members()) {
     const std::string path = dropped.path_of(reason);
+    if (!is_drop_reason(reason, reference)) Fields::fail(path, "not a drop reason of " + std::string(id));
     books.dropped = checked_sum(books.dropped, Fields::count_at(count, path), path);
   }
   books.unknown = counts.count(field::unknown);
   books.pending = counts.count(field::pending);
-  const boost::json::array& files = top.list(field::files);
+  const boost::json::array& files = top.list(list);
   books.files.reserve(files.size());
   for (std::size_t i = 0; i < files.size(); ++i) {
-    books.files.push_back(read_claim(files[i], "files[" + std::to_string(i) + "]"));
+    books.files.push_back(read_claim(files[i], std::string(list) + "[" + std::to_string(i) + "]"));
   }
-  mark_inconsistent(books.files);
+  mark_inconsistent(books.files, list);
   return books;
 }
 

@@ -17,7 +17,7 @@ module jsonl.writer:books_document;
 namespace jsonl::detail {
 
 // A field of the wrong type or range, or a document not of our schema; what() names the
-// field by its path ("files[3].start_offset: expected a non-negative integer").
+// field by its path ("shards[3].start_offset: expected a non-negative integer").
 class DocumentError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -28,11 +28,11 @@ struct ExtentClaim {
   std::uint64_t landed = 0;
 };
 
-// One entry of the document's files. `inconsistency` is set, and the entry is not
-// read, when its own fields contradict each other or another entry for the same file:
-// a file that is not a plain relative path inside the directory, a range that ends
-// before it starts, an unknown extent outside what the entry can claim, or a range
-// that overlaps another entry's.
+// One entry of the document's shards ("files" in our first schema). `inconsistency` is
+// set, and the entry is not read, when its own fields contradict each other or another
+// entry for the same file: a file that is not a plain relative path inside the
+// directory, a range that ends before it starts, an unknown extent outside what the
+// entry can claim, or a range that overlaps another entry's.
 struct FileClaim {
   std::string file;
   std::uint64_t start_offset = 0;
@@ -45,14 +45,17 @@ struct FileClaim {
 };
 
 struct BooksDocument {
+  std::string schema;  // ours, our previous one, or the reference writer's
   std::string generation;
   bool closed = false;
   std::uint64_t submitted = 0, persisted = 0, dropped = 0, unknown = 0, pending = 0;
   std::vector<FileClaim> files;
 };
 
-// Reads `document`; throws DocumentError naming the first field that is missing, of the
-// wrong type or out of range. Then marks every inconsistent entry (see FileClaim).
+// Reads `document`, of our schema (either version) or the reference writer's; throws
+// DocumentError naming the first field that is missing, of the wrong type or out of
+// range, or a drop reason the schema does not have. Then marks every inconsistent entry
+// (see FileClaim).
 BooksDocument read_books_document(const boost::json::value& document);
 
 }  // namespace jsonl::detail

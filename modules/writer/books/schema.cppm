@@ -1,16 +1,25 @@
 // The books document's schema: its identifier, where documents live, and every field
 // name, read by the writer that publishes documents and by the verifier that reads
-// them. The drop reasons come from the DropReason table. A module implementation
-// partition: nothing of it is exported.
+// them. The drop reasons come from the DropReason table. Where the reference's
+// request-trace writer (TensorRT-LLM's RequestTraceWriter) describes the same thing,
+// the name is its name, so that either side's reconciler reads the other's documents.
+// A module implementation partition: nothing of it is exported.
 module;
 
+#include <array>
 #include <string_view>
 
 module jsonl.writer:books_schema;
 
 namespace jsonl::detail::books_schema {
 
-inline constexpr std::string_view id = "jsonl-writer-books/1";
+inline constexpr std::string_view id = "jsonl-writer-books/2";
+// Documents the verifier also reads: ours before the list of files was named "shards"
+// (it was "files"), and the reference writer's, with its drop reasons.
+inline constexpr std::string_view id_before_shards = "jsonl-writer-books/1";
+inline constexpr std::string_view reference_id = "trtllm-request-trace-writer/1";
+inline constexpr std::array<std::string_view, 4> reference_drop_reasons = {"queue_full", "unserializable",
+                                                                          "write_error", "shutdown"};
 // "<output_dir>/<directory>/<generation>.json"
 inline constexpr std::string_view directory = "_writer";
 
@@ -19,18 +28,19 @@ inline constexpr std::string_view schema = "schema", generation = "generation", 
                                   host = "host", pid = "pid", started_at = "started_at",
                                   published_at = "published_at", sequence = "sequence", closed = "closed",
                                   durability = "durability", counts = "counts", attributes = "attributes",
-                                  files = "files", errors = "errors";
+                                  shards = "shards", errors = "errors";
+inline constexpr std::string_view files_before_shards = "files";
 // counts: submitted == persisted + the dropped ones + unknown + pending.
 inline constexpr std::string_view submitted = "submitted", persisted = "persisted", dropped = "dropped",
                                   unknown = "unknown", pending = "pending";
 // attributes
 inline constexpr std::string_view sanitized = "sanitized";
-// files[]: what one file holds of the writer's.
+// shards[]: what one file holds of the writer's.
 inline constexpr std::string_view file = "file", start_offset = "start_offset", persisted_end = "persisted_end",
                                   persisted_records = "persisted_records",
                                   fragments_isolated = "fragments_isolated", unknown_extents = "unknown_extents",
                                   deleted = "deleted";
-// files[].unknown_extents[]
+// shards[].unknown_extents[]
 inline constexpr std::string_view start = "start", landed = "landed", records = "records";
 // errors
 inline constexpr std::string_view failed_appends = "failed_appends", last_error = "last_error",

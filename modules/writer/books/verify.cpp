@@ -215,7 +215,8 @@ bool Reconciliation::all_files_verify() const noexcept {
 namespace {
 
 BooksCheck check_document(const std::filesystem::path& output_dir, const detail::BooksDocument& document) {
-  BooksCheck books{.generation = document.generation,
+  BooksCheck books{.schema = document.schema,
+                   .generation = document.generation,
                    .closed = document.closed,
                    .submitted = document.submitted,
                    .persisted = document.persisted,
@@ -315,6 +316,7 @@ boost::json::value to_json(const Reconciliation& reconciliation) {
                        {"error", file.error ? boost::json::value(*file.error) : boost::json::value(nullptr)}});
     }
     generations.push_back({{"document", books.document.generic_string()},
+                           {"schema", books.schema},
                            {"generation", books.generation},
                            {"closed", books.closed},
                            {"balanced", books.balanced},

@@ -42,6 +42,7 @@ struct FileCheck {
 // One writer lifetime's document.
 struct BooksCheck {
   std::filesystem::path document;  // relative to the output directory
+  std::string schema;  // ours, our previous one, or the reference writer's
   std::string generation;
   bool closed = false;
   // submitted == persisted + dropped + unknown + pending, pending >= 0 (0 once closed),
@@ -72,9 +73,10 @@ struct Reconciliation {
   bool all_files_verify() const noexcept;  // every document's files, and no data file unreadable
 };
 
-// Checks `document` (a parsed books document) against the files under `output_dir`.
+// Checks `document` (a parsed books document: ours, our previous schema, or the
+// reference request-trace writer's) against the files under `output_dir`.
 // Nothing in the document is trusted: a field of the wrong type or range is the
-// document's error, naming the field ("files[3].start_offset: expected a non-negative
+// document's error, naming the field ("shards[3].start_offset: expected a non-negative
 // integer"); a file that is not a plain relative path inside `output_dir`, is reached
 // through a symbolic link or is not a regular file, and entries whose ranges overlap or
 // whose unknown extents lie outside what they can claim, are each that file's error,

@@ -73,8 +73,9 @@ struct WriterOptions {
   //     part way, or the fsync failed) is unknown (`WriterStats::unknown`): neither
   //     claimed nor dropped. The rest of a failed append is dropped as a write error.
   //   - the writer publishes its books, "<output_dir>/_writer/<generation>.json"
-  //     (schema "jsonl-writer-books/1"): its counts, and per file the byte range its
-  //     durable appends hold and the extents of failed ones. Published atomically
+  //     (schema "jsonl-writer-books/2"): its counts, and per file (its "shards") the
+  //     byte range its durable appends hold and the extents of failed ones. The
+  //     reference's request-trace writer uses the same names. Published atomically
   //     (temporary file, fsync, rename, directory fsync): when the worker starts; after
   //     a commit when `publish_interval` has passed since the last attempt, or at once
   //     when the commit failed; by flush(); when the worker is idle `publish_interval`
