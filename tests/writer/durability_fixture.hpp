@@ -100,7 +100,16 @@ class ScriptedCalls : public jsonl::FileCalls {
     return FileCalls::write(fd, bytes, file);
   }
 
+  // The books' directory, when made, is followed by an fsync of its parent: that one is
+  // the books', not a data file's.
+  int mkdir(const std::filesystem::path& directory, mode_t mode) const override {
+    const int result = FileCalls::mkdir(directory, mode);
+    if (result == 0 && directory.filename() == "_writer") books_directory_made_ = true;
+    return result;
+  }
+
   int fsync(int fd, const std::filesystem::path& file) const override {
+    if (std::filesystem::is_directory(file) && books_directory_made_.exchange(false)) return FileCalls::fsync(fd, file);
     if (std::filesystem::is_directory(file) && file.filename() != "_writer") {
       ++data_directory_fsyncs;
       if (const int error = directory_fsync_error_.exchange(0); error != 0) {
@@ -157,6 +166,7 @@ class ScriptedCalls : public jsonl::FileCalls {
   int cut_error_ = 0;
   mutable std::atomic<int> fsync_error_{0};
   mutable std::atomic<int> directory_fsync_error_{0};
+  mutable std::atomic<bool> books_directory_made_{false};
   std::atomic<bool> blocking_{false};
   std::atomic<bool> blocking_books_{false};
   mutable std::atomic<bool> entered_once_{false};

@@ -92,7 +92,10 @@ WriterBooks::FileBooks* WriterBooks::find(const std::filesystem::path& file) {
 }
 
 void WriterBooks::deleted(const std::filesystem::path& file) {
-  if (FileBooks* books = find(file)) books->deleted = true;
+  if (FileBooks* books = find(file); books && !books->deleted) {
+    books->deleted = true;
+    ++deletions_;
+  }
 }
 
 std::string WriterBooks::document(const WriterStats& counts, bool closed) const {
@@ -149,12 +152,16 @@ std::string WriterBooks::document(const WriterStats& counts, bool closed) const 
 void WriterBooks::write_document(const std::string& document) const {
   const FileCalls& calls = *options_.durability.calls;
   const std::filesystem::path directory = document_file_.parent_path();
-  std::error_code created;
-  std::filesystem::create_directories(directory, created);
-  if (created) throw std::system_error(created, "create directory " + directory.string());
+  if (make_directories(calls, directory)) {
+    // A new directory's name is durable only once its parent is fsynced: without that a
+    // crash could take the books away from files that outlive it.
+    const std::filesystem::path parent = directory.parent_path();
+    const FileDescriptor above(parent, O_RDONLY | O_DIRECTORY);
+    if (calls.fsync(above.get(), parent) != 0) throw_errno("fsync", parent);
+  }
   const std::filesystem::path partial = directory / ("." + generation_ + ".json.partial");
   {
-    const FileDescriptor out(partial, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW);
+    const FileDescriptor out(calls, partial, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW);
     if (write_fully(calls, out.get(), document, partial) != document.size()) throw_errno("write", partial);
     if (calls.fsync(out.get(), partial) != 0) throw_errno("fsync", partial);
   }
@@ -165,7 +172,8 @@ void WriterBooks::write_document(const std::string& document) const {
 
 bool WriterBooks::publish_if_due(const WriterStats& counts, bool urgent, bool closed, std::string& error) {
   if (closed_) return true;
-  const Key key{counts.submitted, counts.written, counts.dropped(), counts.unknown, publication_errors_.load()};
+  const Key key{counts.submitted, counts.written, counts.dropped(), counts.unknown, publication_errors_.load(),
+                deletions_};
   const auto now = std::chrono::steady_clock::now();
   if (!closed) {
     if (published_ == key) return true;
@@ -181,6 +189,7 @@ bool WriterBooks::publish_if_due(const WriterStats& counts, bool urgent, bool cl
     return false;
   }
   published_ = key;
+  deletions_published_ = deletions_;
   closed_ = closed;
   return true;
 }

@@ -33,9 +33,12 @@ class WriterBooks {
 
   // Write worker: one outcome of a commit, into its file's books.
   void book(const AppendOutcome& outcome);
-  // Write worker: rotation's retention deleted `file`. Its books stay, marked "deleted":
-  // its records were persisted, and the verifier has nothing left to read.
+  // Write worker: rotation's retention lets `file` go. Its books stay, marked "deleted":
+  // its records were persisted, and the verifier does not read it. The file is to be
+  // deleted only once deletions_published().
   void deleted(const std::filesystem::path& file);
+  // Whether the last publication that landed marks every file deleted() was told of.
+  bool deletions_published() const noexcept { return deletions_published_ == deletions_; }
 
   // Publishes the document for `counts` (the books' view of the counters: `submitted`
   // counts only records the writer accepted or refused for a full queue, and is read
@@ -68,7 +71,7 @@ class WriterBooks {
   FileBooks* find(const std::filesystem::path& file);
   // What must change for a document to be worth publishing again.
   struct Key {
-    std::uint64_t submitted, persisted, dropped, unknown, publication_errors;
+    std::uint64_t submitted, persisted, dropped, unknown, publication_errors, deletions;
     bool operator==(const Key&) const = default;
   };
 
@@ -88,6 +91,8 @@ class WriterBooks {
   std::atomic<std::uint64_t> publication_errors_{0};
   std::chrono::steady_clock::time_point last_attempt_{};
   std::optional<Key> published_;
+  std::uint64_t deletions_ = 0;            // files marked deleted
+  std::uint64_t deletions_published_ = 0;  // of those, in the last publication that landed
   bool closed_ = false;
 };
 

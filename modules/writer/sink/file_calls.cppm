@@ -1,4 +1,5 @@
-// The system calls behind durable appends and publications.
+// The system calls that change what is on disk: every one a writer makes goes through
+// here, so that a test can fail or block any of them, and record them all.
 module;
 
 #include <filesystem>
@@ -9,17 +10,22 @@ export module jsonl.writer:file_calls;
 
 export namespace jsonl {
 
-// One virtual per system call a durable append or a publication makes, each with the
-// POSIX contract of the call it stands for (a result of -1 sets errno). The defaults make
-// the real call; a test substitutes one to land a prefix and fail, to fail an fsync, or
-// to block one. `file` names what `fd` refers to. Called on the write worker, and on the
-// thread calling close() for the last publication; must be thread-safe.
+// One virtual per system call that changes the disk (opening a file that may be created
+// or truncated, writing, fsync, rename, mkdir, unlink), each with the POSIX contract of
+// the call it stands for (a result of -1 sets errno). The defaults make the real call;
+// a test substitutes one to land a prefix and fail, to fail an fsync, to block one, or to
+// record every call and what it changed. `file` names what `fd` refers to. Called on the
+// write worker, on the thread calling start() or close(), and by a request trace's
+// groups; must be thread-safe.
 class FileCalls {
  public:
   virtual ~FileCalls() = default;
+  virtual int open(const std::filesystem::path& file, int flags, mode_t mode) const;
   virtual ssize_t write(int fd, std::string_view bytes, const std::filesystem::path& file) const;
   virtual int fsync(int fd, const std::filesystem::path& file) const;
   virtual int rename(const std::filesystem::path& from, const std::filesystem::path& to) const;
+  virtual int mkdir(const std::filesystem::path& directory, mode_t mode) const;
+  virtual int unlink(const std::filesystem::path& file) const;
 };
 
 }  // namespace jsonl

@@ -41,25 +41,24 @@ bool ends_without_newline(int fd, std::uint64_t size, const std::filesystem::pat
   return last != '\n';
 }
 
-FileDescriptor open_for_append(const std::filesystem::path& file) {
+FileDescriptor open_for_append(const FileCalls& calls, const std::filesystem::path& file) {
   int fd;
   do {
-    fd = ::open(file.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    fd = calls.open(file, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
   } while (fd < 0 && errno == EINTR);
   return FileDescriptor(fd);
 }
 
 // Opens `file` for appending, creating its directory again (with its parents) and
 // retrying once when the directory is gone. Throws std::system_error.
-FileDescriptor open_recreating_directory(const std::filesystem::path& file, bool& recreated_directory) {
-  if (FileDescriptor fd = open_for_append(file); fd.get() >= 0 || errno != ENOENT || !file.has_parent_path()) {
+FileDescriptor open_recreating_directory(const FileCalls& calls, const std::filesystem::path& file,
+                                         bool& recreated_directory) {
+  if (FileDescriptor fd = open_for_append(calls, file); fd.get() >= 0 || errno != ENOENT || !file.has_parent_path()) {
     if (fd.get() < 0) throw_errno("open", file);
     return fd;
   }
-  std::error_code error;
-  recreated_directory = std::filesystem::create_directories(file.parent_path(), error);
-  if (error) throw std::system_error(error, "create directory " + file.parent_path().string());
-  FileDescriptor fd = open_for_append(file);
+  recreated_directory = detail::make_directories(calls, file.parent_path());
+  FileDescriptor fd = open_for_append(calls, file);
   if (fd.get() < 0) throw_errno("open", file);
   return fd;
 }
@@ -83,16 +82,16 @@ struct FileSink::Files {
   // as new whatever the set says.
   std::set<std::filesystem::path> durable_names;
 
-  Open& find_or_open(const std::filesystem::path& file, AppendOutcome& outcome) {
+  Open& find_or_open(const FileCalls& calls, const std::filesystem::path& file, AppendOutcome& outcome) {
     for (Open& candidate : open) {
       if (candidate.path != file) continue;
       if (!candidate.fd.is_open()) {
-        candidate.fd = open_recreating_directory(file, outcome.recreated_directory);
+        candidate.fd = open_recreating_directory(calls, file, outcome.recreated_directory);
         candidate.recreated_directory = outcome.recreated_directory;
       }
       return candidate;
     }
-    FileDescriptor fd = open_recreating_directory(file, outcome.recreated_directory);
+    FileDescriptor fd = open_recreating_directory(calls, file, outcome.recreated_directory);
     return open.emplace_back(Open{file, std::move(fd), outcome.recreated_directory});
   }
 
@@ -119,7 +118,7 @@ void FileSink::append(const FileAppend& append, AppendOutcome& outcome) {
   outcome.bytes = append.bytes.size();
   Files::Open* open = nullptr;
   try {
-    open = &files_->find_or_open(file, outcome);
+    open = &files_->find_or_open(*calls_, file, outcome);
     const std::uint64_t size = file_size(open->fd.get(), file);
     outcome.size_before = size;
     if (ends_without_newline(open->fd.get(), size, file)) {

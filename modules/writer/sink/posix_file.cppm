@@ -34,9 +34,17 @@ inline std::string errno_message(const char* what, const std::filesystem::path& 
 class FileDescriptor {
  public:
   explicit FileDescriptor(int fd) noexcept : fd_(fd) {}
-  // open(2) of `path` with `flags` and O_CLOEXEC; throws std::system_error on failure.
-  FileDescriptor(const std::filesystem::path& path, int flags, mode_t mode = 0644)
-      : fd_(::open(path.c_str(), flags | O_CLOEXEC, mode)) {
+  // open(2) of `path` with `flags` and O_CLOEXEC, for reading; throws std::system_error
+  // on failure.
+  FileDescriptor(const std::filesystem::path& path, int flags) : fd_(::open(path.c_str(), flags | O_CLOEXEC)) {
+    if (fd_ < 0) throw_errno("open", path);
+  }
+  // The same through `calls`, for an open that may create or truncate, retried after
+  // EINTR.
+  FileDescriptor(const FileCalls& calls, const std::filesystem::path& path, int flags, mode_t mode = 0644) {
+    do {
+      fd_ = calls.open(path, flags | O_CLOEXEC, mode);
+    } while (fd_ < 0 && errno == EINTR);
     if (fd_ < 0) throw_errno("open", path);
   }
   FileDescriptor(FileDescriptor&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
@@ -76,6 +84,18 @@ inline std::size_t write_fully(const FileCalls& calls, int fd, std::string_view 
     }
   }
   return done;
+}
+
+// Creates `directory` and every missing parent through `calls`, outermost first, as
+// std::filesystem::create_directories would. Returns whether it created any; throws
+// std::system_error when one cannot be created or a part is not a directory.
+inline bool make_directories(const FileCalls& calls, const std::filesystem::path& directory) {
+  std::error_code error;
+  if (directory.empty() || std::filesystem::is_directory(directory, error)) return false;
+  const bool parents = make_directories(calls, directory.parent_path());
+  if (calls.mkdir(directory, 0755) == 0) return true;
+  if (errno == EEXIST && std::filesystem::is_directory(directory, error)) return parents;
+  throw_errno("create directory", directory);
 }
 
 inline std::string host_name() {

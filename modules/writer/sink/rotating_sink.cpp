@@ -77,12 +77,7 @@ const std::filesystem::path& RotatingSink::file_for(std::size_t bytes) {
   size_ = 0;
   kept_.push_back(file);
   while (options_.max_files && kept_.size() > *options_.max_files) {
-    std::error_code error;
-    if (std::filesystem::remove(kept_.front(), error)) {
-      deletions_.deleted.push_back(kept_.front());
-    } else if (error && error != std::errc::no_such_file_or_directory) {
-      deletions_.failed.push_back(kept_.front().string() + ": " + error.message());
-    }
+    expired_.push_back(std::move(kept_.front()));
     kept_.pop_front();
   }
   const std::lock_guard lock(mutex_);

@@ -44,13 +44,10 @@ class RotatingSink final : public Sink {
   void make_durable(std::span<AppendOutcome> outcomes) override { inner_.make_durable(outcomes); }
   void end_commit() noexcept override { inner_.end_commit(); }
 
-  // What retention did since the last call: each file deleted, and each deletion that
-  // failed (path and error), a file already gone aside.
-  struct Deletions {
-    std::vector<std::filesystem::path> deleted;
-    std::vector<std::string> failed;
-  };
-  Deletions take_deletions() { return std::exchange(deletions_, {}); }
+  // The files retention let go since the last call, oldest first. Deleting them is the
+  // write worker's: at once, or with durability only once books that mark them deleted
+  // have landed, so that no surviving document claims a file that is gone.
+  std::vector<std::filesystem::path> take_expired() { return std::exchange(expired_, {}); }
 
   // The current file; empty before start(). Thread-safe.
   std::optional<std::filesystem::path> current() const;
@@ -72,7 +69,7 @@ class RotatingSink final : public Sink {
   std::chrono::system_clock::time_point started_at_;
   std::deque<std::filesystem::path> kept_;  // this writer's files, oldest first
   std::set<std::filesystem::path> named_;   // every name it has given a file, deleted ones too
-  Deletions deletions_;
+  std::vector<std::filesystem::path> expired_;
 
   mutable std::mutex mutex_;  // guards current_, for readers on other threads
   std::optional<std::filesystem::path> current_;

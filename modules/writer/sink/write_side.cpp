@@ -18,6 +18,7 @@ module jsonl.writer;
 
 import :write_side;
 import :write_worker;
+import :posix_file;
 
 namespace jsonl::detail {
 
@@ -31,7 +32,11 @@ bool WriteSide::start() {
   if (!options.output_dir) return false;
   const std::filesystem::path& directory = *options.output_dir;
   std::error_code error;
-  std::filesystem::create_directories(directory, error);
+  try {
+    make_directories(*options.durability.calls, directory);
+  } catch (const std::system_error& failure) {
+    error = failure.code();
+  }
   if (!error && !std::filesystem::is_directory(directory, error) && !error) {
     error = std::make_error_code(std::errc::not_a_directory);
   }
@@ -119,6 +124,7 @@ void WriteSide::publish_closed(std::chrono::milliseconds timeout) {
     std::string error;
     const std::lock_guard lock(state->books_mutex);
     state->books->publish_if_due(state->writer->books_view(), true, true, error);
+    state->remove_booked_deleted();
     published->set_value(std::move(error));
   });
   if (outcome.wait_for(timeout) != std::future_status::ready) {

@@ -3,6 +3,7 @@
 // implementation partition: only the write side's implementation imports it.
 module;
 
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -70,11 +71,14 @@ struct WriteSide::State {
   bool publishing = false;  // idle, and publishing the books
 
   // The worker's alone: the current run of failed appends (the records it lost; none: no
-  // run) and whether its filesystem refusal was warned of; files retention deleted since
-  // the last commit was booked.
+  // run) and whether its filesystem refusal was warned of; with durability, the files
+  // retention let go since the last commit was booked.
   std::uint64_t lost_in_run = 0;
   bool run_warned = false;
-  std::vector<std::filesystem::path> deleted_files;
+  std::vector<std::filesystem::path> expired_files;
+  // Guarded by books_mutex: files the books mark deleted, to be deleted once a
+  // publication that says so has landed.
+  std::vector<std::filesystem::path> booked_deleted;
   // The outcomes of the appends performed now, kept to be reset rather than made anew.
   std::vector<AppendOutcome> outcomes;
 
@@ -137,13 +141,28 @@ struct WriteSide::State {
     } catch (...) {
       refused(append, describe_current_exception(), true, outcome);
     }
-    RotatingSink::Deletions deletions = sink.take_deletions();
-    for (const std::string& failure : deletions.failed) {
-      log(LogLevel::warning, "Could not delete old " + subject() + " JSONL file " + failure);
+    for (std::filesystem::path& file : sink.take_expired()) {
+      if (durable()) {
+        expired_files.push_back(std::move(file));
+      } else {
+        remove_expired(file);
+      }
     }
-    if (durable()) {
-      deleted_files.insert(deleted_files.end(), deletions.deleted.begin(), deletions.deleted.end());
-    }
+  }
+
+  // Deletes a file retention let go; one already gone is no failure.
+  void remove_expired(const std::filesystem::path& file) {
+    if (writer->options.durability.calls->unlink(file) == 0 || errno == ENOENT) return;
+    log(LogLevel::warning, "Could not delete old " + subject() + " JSONL file " + file.string() + ": " +
+                               std::generic_category().message(errno));
+  }
+
+  // With books_mutex held, after a publication: deletes the files the books mark
+  // deleted once a document that says so has landed.
+  void remove_booked_deleted() {
+    if (!books->deletions_published()) return;
+    for (const std::filesystem::path& file : booked_deleted) remove_expired(file);
+    booked_deleted.clear();
   }
 
   static void refused(const FileAppend& append, std::string error, bool unexpected, AppendOutcome& outcome) {
@@ -230,8 +249,13 @@ struct WriteSide::State {
         book(outcome);
         failed = failed || !outcome.succeeded();
       }
-      for (const std::filesystem::path& file : deleted_files) books->deleted(file);
-      deleted_files.clear();
+      for (std::filesystem::path& file : expired_files) {
+        books->deleted(file);
+        booked_deleted.push_back(std::move(file));
+      }
+      expired_files.clear();
+      // Urgent when files wait to be deleted: they go only once the books say so.
+      failed = failed || !booked_deleted.empty();
     }
     publish(failed);
   }
@@ -242,7 +266,9 @@ struct WriteSide::State {
     std::string error;
     {
       const std::lock_guard lock(books_mutex);
-      if (books->publish_if_due(writer->books_view(), urgent, false, error)) return;
+      const bool landed = books->publish_if_due(writer->books_view(), urgent, false, error);
+      remove_booked_deleted();
+      if (landed) return;
     }
     if (at_log_point(books->publication_errors())) {
       log(LogLevel::warning, "Failed to publish " + subject() + " JSONL books: " + error);
