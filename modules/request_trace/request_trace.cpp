@@ -3,6 +3,7 @@ module;
 #include <boost/json/array.hpp>
 #include <boost/json/value.hpp>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <ctime>
@@ -55,17 +56,28 @@ void check_trace_kind(std::string_view kind) {
   }
 }
 
-void BucketDirectories::ensure(const std::filesystem::path& directory) const {
+void BucketDirectories::ensure(const FileCalls& calls, const std::filesystem::path& directory) const {
   const std::lock_guard lock(mutex_);
   if (made_.contains(directory)) return;
-  create(directory);
+  create(calls, directory);
   made_.insert(directory);
 }
 
-void BucketDirectories::create(const std::filesystem::path& directory) const {
+namespace {
+
+// `directory` and its missing parents, outermost first, through `calls`.
+void make_with_parents(const FileCalls& calls, const std::filesystem::path& directory) {
   std::error_code error;
-  std::filesystem::create_directories(directory, error);
-  if (error) throw std::system_error(error, "create directory " + directory.string());
+  if (directory.empty() || std::filesystem::is_directory(directory, error)) return;
+  make_with_parents(calls, directory.parent_path());
+  if (calls.mkdir(directory, 0755) == 0 || (errno == EEXIST && std::filesystem::is_directory(directory, error))) return;
+  throw std::system_error(errno, std::generic_category(), "create directory " + directory.string());
+}
+
+}  // namespace
+
+void BucketDirectories::create(const FileCalls& calls, const std::filesystem::path& directory) const {
+  make_with_parents(calls, directory);
 }
 
 WriterOptions request_trace_options(std::optional<std::filesystem::path> output_dir, LogSink log_sink) {

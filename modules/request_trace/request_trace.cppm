@@ -81,12 +81,13 @@ class BucketDirectories {
  public:
   virtual ~BucketDirectories() = default;
   // Throws std::system_error when `directory` cannot be created; it is then tried again
-  // for the next group.
-  void ensure(const std::filesystem::path& directory) const;
+  // for the next group. Made through `calls` (FileCalls::mkdir); its name is made
+  // durable by the sink, with the first file in it.
+  void ensure(const FileCalls& calls, const std::filesystem::path& directory) const;
 
  protected:
-  // Creates `directory` and its parents: the seam a test counts calls through.
-  virtual void create(const std::filesystem::path& directory) const;
+  // Creates `directory` and its missing parents: the seam a test counts calls through.
+  virtual void create(const FileCalls& calls, const std::filesystem::path& directory) const;
 
  private:
   mutable std::mutex mutex_;
@@ -129,14 +130,16 @@ class TraceRoute : public RecordRoute<TraceRecord<Payload>> {
 class TraceSink : public FileSink {
  public:
   TraceSink(std::shared_ptr<const FileCalls> calls, std::shared_ptr<const BucketDirectories> directories)
-      : FileSink(std::move(calls)), directories_(std::move(directories)) {}
+      : FileSink(calls), calls_(calls ? std::move(calls) : std::make_shared<FileCalls>()),
+        directories_(std::move(directories)) {}
 
   void append(const FileAppend& append, AppendOutcome& outcome) override {
-    directories_->ensure(outcome.file.parent_path());
+    directories_->ensure(*calls_, outcome.file.parent_path());
     FileSink::append(append, outcome);
   }
 
  private:
+  std::shared_ptr<const FileCalls> calls_;
   std::shared_ptr<const BucketDirectories> directories_;
 };
 

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "crash_model.hpp"
 #include "test_support.hpp"
 
 import jsonl.request_trace;
@@ -93,9 +94,9 @@ class CountingDirectories : public jsonl::BucketDirectories {
   mutable std::atomic<int> created{0};
 
  protected:
-  void create(const std::filesystem::path& directory) const override {
+  void create(const jsonl::FileCalls& calls, const std::filesystem::path& directory) const override {
     ++created;
-    BucketDirectories::create(directory);
+    BucketDirectories::create(calls, directory);
   }
 };
 
@@ -415,3 +416,21 @@ BOOST_AUTO_TEST_CASE(credential_headers_keep_their_names_and_lose_their_values) 
 }
 
 BOOST_AUTO_TEST_SUITE_END()
+
+BOOST_AUTO_TEST_CASE(a_trace_across_an_hour_boundary_holds_from_every_crash_point) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = options_in(directory.path(), log);
+  const auto recorder = std::make_shared<crash_model::CallRecorder>(directory.path(), options.durability.calls);
+  options.durability.calls = recorder;
+  jsonl::RequestTraceWriter<> writer(options, "-t");
+  writer.start();
+  for (int n = 0; n < 3; ++n) BOOST_TEST(writer.submit(record(jsonl::trace_requests, n)));
+  BOOST_TEST_REQUIRE(writer.flush(10s));
+  for (int n = 3; n < 6; ++n) BOOST_TEST(writer.submit(record(jsonl::trace_responses, n, just_after_three)));
+  writer.close();
+  const crash_model::Exploration exploration = crash_model::explore(recorder->log());
+  BOOST_TEST(exploration.failure.empty(), exploration.failure);
+  BOOST_TEST(exploration.states > 0u);
+  BOOST_TEST_MESSAGE(exploration.states << " crash states explored over " << exploration.points << " crash points");
+}

@@ -81,6 +81,11 @@ struct FileSink::Files {
   // wrote them. A file empty when opened may have been created (again) and is treated
   // as new whatever the set says.
   std::set<std::filesystem::path> durable_names;
+  // Directories whose own names are durable: their parent was fsync()ed since this sink
+  // first made a file in them durable. Whoever made a directory (rotation's recreation,
+  // a request trace's hour bucket), its name is made durable here before any file in it
+  // counts.
+  std::set<std::filesystem::path> durable_directories;
 
   Open& find_or_open(const FileCalls& calls, const std::filesystem::path& file, AppendOutcome& outcome) {
     for (Open& candidate : open) {
@@ -166,8 +171,9 @@ void FileSink::make_durable(std::span<AppendOutcome> outcomes) {
       continue;
     } else {
       const std::filesystem::path directory = file.path.parent_path();
-      if (sync_directory(directory, error) &&
-          (!file.recreated_directory || sync_directory(directory.parent_path(), error))) {
+      const bool directory_durable = !file.recreated_directory && files_->durable_directories.contains(directory);
+      if (sync_directory(directory, error) && (directory_durable || sync_directory(directory.parent_path(), error))) {
+        files_->durable_directories.insert(directory);
         files_->durable_names.insert(file.path);
         continue;
       }

@@ -8,8 +8,9 @@
 //   it is now.
 //
 // CallRecorder records what each call a writer makes through FileCalls changed;
-// crash_states() replays every prefix of that log and yields the states a crash there
-// may leave, which materialize() writes into a directory for the verifier to check.
+// explore() replays every prefix of that log (Disk), writes each state a crash there may
+// leave into a directory, and reconciles it: every document that survives must be
+// whole, balanced and verified, every record it claims on disk and parsable.
 #pragma once
 
 #include <fcntl.h>
@@ -29,6 +30,8 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "test_support.hpp"
 
 import jsonl.writer;
 
@@ -279,6 +282,62 @@ inline void materialize(const std::filesystem::path& root, const Disk::Entries& 
     const std::string& bytes = contents[static_cast<std::size_t>(inode)];
     std::ofstream(root / path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   }
+}
+
+// What is wrong with the books in `root`, or nothing.
+inline std::string books_problem(const std::filesystem::path& root) {
+  const jsonl::Reconciliation reconciliation = jsonl::reconcile(root);
+  for (const jsonl::BooksCheck& books : reconciliation.generations) {
+    const std::string name = books.document.generic_string();
+    if (books.error) return name + ": " + *books.error;
+    if (!books.balanced) return name + " does not balance";
+    for (const jsonl::FileCheck& file : books.files) {
+      if (file.verified()) continue;
+      return name + ": " + file.file + " not verified (" + std::to_string(file.records) + " of " +
+             std::to_string(file.persisted_records) + " records, " + std::to_string(file.bad_lines) + " bad lines" +
+             (file.error ? ", " + *file.error : "") + ")";
+    }
+  }
+  return "";
+}
+
+struct Exploration {
+  std::size_t points = 0;  // crash points: one before each change, and the end
+  std::size_t states = 0;  // distinct crash states checked
+  std::string failure;     // the first state whose books fail, and why; empty if none
+};
+
+// Checks every crash state of `log` (states alike once), stopping at the first that
+// fails.
+inline Exploration explore(const std::vector<Change>& log) {
+  Exploration exploration{.points = log.size() + 1};
+  Disk disk;
+  std::set<std::size_t> seen;
+  const jsonl_test::ScratchDirectory scratch;
+  const auto fingerprint = [](const Disk::Entries& entries, const std::vector<std::string>& contents) {
+    std::size_t hash = 0;
+    const auto mix = [&](std::size_t value) { hash ^= value + 0x9e3779b97f4a7c15ULL + (hash << 6) + (hash >> 2); };
+    for (const auto& [path, inode] : entries) {
+      mix(std::hash<std::string>{}(path));
+      mix(inode < 0 ? 0 : std::hash<std::string>{}(contents[static_cast<std::size_t>(inode)]) + 1);
+    }
+    return hash;
+  };
+  for (std::size_t point = 0; point <= log.size() && exploration.failure.empty(); ++point) {
+    if (point > 0) disk.apply(log[point - 1]);
+    disk.crash_states([&](const Disk::Entries& entries, const std::vector<std::string>& contents) {
+      if (!exploration.failure.empty() || !seen.insert(fingerprint(entries, contents)).second) return;
+      ++exploration.states;
+      const std::filesystem::path root = scratch.path() / std::to_string(exploration.states);
+      materialize(root, entries, contents);
+      if (const std::string problem = books_problem(root); !problem.empty()) {
+        exploration.failure = "crash after change " + std::to_string(point) + " of " + std::to_string(log.size()) +
+                              ": " + problem;
+      }
+      std::filesystem::remove_all(root);
+    });
+  }
+  return exploration;
 }
 
 }  // namespace crash_model
