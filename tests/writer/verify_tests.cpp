@@ -227,6 +227,19 @@ BOOST_AUTO_TEST_CASE(time_grows_with_the_bytes_not_with_the_entries) {
   BOOST_TEST(jsonl_test::contains(file_error(books, 199'999), "overlapping"));
 }
 
+BOOST_AUTO_TEST_CASE(two_documents_claiming_the_same_bytes_are_an_inconsistency) {
+  for (const char* name : {"a", "b", "c"}) {
+    write(std::string("_writer/") + name + ".json", boost::json::serialize(document({file()})));
+  }
+  const jsonl::Reconciliation reconciliation = jsonl::reconcile(directory.path());
+  BOOST_REQUIRE(reconciliation.generations.size() == 3u);
+  BOOST_TEST(reconciliation.generations[0].verified());
+  for (std::size_t later : {1u, 2u}) {
+    BOOST_TEST(jsonl_test::contains(file_error(reconciliation.generations[later]),
+                                    "claims bytes of data.jsonl that _writer/a.json claims too"));
+  }
+}
+
 BOOST_AUTO_TEST_CASE(the_reconciler_reads_no_symbolic_link_as_a_data_file) {
   std::filesystem::create_symlink("/etc/passwd", directory.path() / "passwd.jsonl");
   const jsonl::Reconciliation reconciliation = jsonl::reconcile(directory.path());

@@ -187,6 +187,37 @@ void mark_inconsistent(std::vector<FileClaim>& files, std::string_view list) {
 
 }  // namespace
 
+void mark_claimed_elsewhere(std::vector<BooksDocument*>& documents, const std::vector<std::string>& names) {
+  struct Claim {
+    const std::string* file;
+    std::uint64_t begin, end;
+    std::size_t document;
+    FileClaim* entry;
+  };
+  std::vector<Claim> claims;
+  for (std::size_t d = 0; d < documents.size(); ++d) {
+    for (FileClaim& entry : documents[d]->files) {
+      if (entry.inconsistency || entry.deleted || entry.persisted_end == entry.start_offset) continue;
+      claims.push_back({&entry.file, entry.start_offset, entry.persisted_end, d, &entry});
+    }
+  }
+  std::sort(claims.begin(), claims.end(), [](const Claim& a, const Claim& b) {
+    return std::tie(*a.file, a.begin, a.document) < std::tie(*b.file, b.begin, b.document);
+  });
+  const Claim* reach = nullptr;  // of this file's claims so far, the one that ends last
+  for (Claim& claim : claims) {
+    if (reach && *reach->file == *claim.file && claim.begin < reach->end) {
+      const std::size_t later = std::max(claim.document, reach->document);
+      FileClaim& entry = *(later == claim.document ? claim.entry : reach->entry);
+      const std::size_t earlier = std::min(claim.document, reach->document);
+      if (earlier != later && !entry.inconsistency) {
+        entry.inconsistency = "claims bytes of " + entry.file + " that " + names[earlier] + " claims too";
+      }
+    }
+    if (!reach || *reach->file != *claim.file || claim.end > reach->end) reach = &claim;
+  }
+}
+
 BooksDocument read_books_document(const boost::json::value& document) {
   const Fields top(document, "");
   const boost::json::value* schema = top.members().if_contains(field::schema);

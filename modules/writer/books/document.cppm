@@ -52,6 +52,12 @@ struct BooksDocument {
   std::vector<FileClaim> files;
 };
 
+// Marks every entry whose persisted range overlaps one an earlier document of
+// `documents` (in that order) claims in the same file: generations append after one
+// another, so two documents never truly claim the same bytes, and a byte is then read
+// once however many documents name it. `names` names each document in the message.
+void mark_claimed_elsewhere(std::vector<BooksDocument*>& documents, const std::vector<std::string>& names);
+
 // Reads `document`, of our schema (either version) or the reference writer's; throws
 // DocumentError naming the first field that is missing, of the wrong type or out of
 // range, or a drop reason the schema does not have. Then marks every inconsistent entry

@@ -261,16 +261,31 @@ Reconciliation reconcile(const std::filesystem::path& output_dir) {
     }
   }
   std::sort(documents.begin(), documents.end());
-  for (const std::filesystem::path& path : documents) {
-    BooksCheck books;
+  // Every document read before any file, so that claims across documents are checked
+  // against one another first.
+  std::vector<std::optional<detail::BooksDocument>> read(documents.size());
+  std::vector<std::string> errors(documents.size()), names, whole_names;
+  std::vector<detail::BooksDocument*> whole;
+  for (std::size_t d = 0; d < documents.size(); ++d) {
+    names.push_back(documents[d].lexically_relative(output_dir).generic_string());
     try {
-      const detail::BooksDocument document = detail::read_books_document(read_json_file(path));
-      books = check_document(output_dir, document);
-      add_claims(document, claims);
+      read[d] = detail::read_books_document(read_json_file(documents[d]));
+      whole.push_back(&*read[d]);
+      whole_names.push_back(names.back());
     } catch (const std::exception& error) {
-      books.error = error.what();
+      errors[d] = error.what();
     }
-    books.document = path.lexically_relative(output_dir);
+  }
+  detail::mark_claimed_elsewhere(whole, whole_names);
+  for (std::size_t d = 0; d < documents.size(); ++d) {
+    BooksCheck books;
+    if (read[d]) {
+      books = check_document(output_dir, *read[d]);
+      add_claims(*read[d], claims);
+    } else {
+      books.error = errors[d];
+    }
+    books.document = names[d];
     reconciliation.generations.push_back(std::move(books));
   }
   std::vector<std::filesystem::path> data_files;
