@@ -33,5 +33,5 @@ set(CPACK_DEBIAN_PACKAGE_SECTION "libdevel")
 # The module interface units are compiled by the consumer, against these headers: the
 # Boost.JSON of the release the package was built with.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-  "libboost-json${Boost_VERSION_MAJOR}.${Boost_VERSION_MINOR}-dev, libtbb-dev, libc6, libstdc++6")
+  "libboost-json${Boost_VERSION_MAJOR}.${Boost_VERSION_MINOR}-dev, libtbb-dev, libzstd-dev, libc6, libstdc++6")
 include(CPack)

@@ -6,6 +6,7 @@ module;
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <mutex>
@@ -93,6 +94,14 @@ WriterOptions request_trace_options(std::optional<std::filesystem::path> output_
 }
 
 std::string process_suffix() { return "-" + std::to_string(::getpid()); }
+
+std::string trace_file_suffix(std::string suffix, const Compression& compression) {
+  if (!compression.enabled()) return suffix;
+  std::random_device random;
+  char digits[17];
+  std::snprintf(digits, sizeof digits, "%08x%08x", static_cast<unsigned>(random()), static_cast<unsigned>(random()));
+  return suffix + "-" + digits;
+}
 
 std::string make_trace_id() {
   thread_local std::mt19937_64 random{std::random_device{}() ^ (std::uint64_t{std::random_device{}()} << 32)};

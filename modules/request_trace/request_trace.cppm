@@ -3,6 +3,10 @@
 //   <dir>/2026-09-03T14/requests-<pid>.jsonl    one line per request
 //   <dir>/2026-09-03T14/responses-<pid>.jsonl   one line per response
 //
+// Compressed (WriterOptions::compression), "requests-<pid>-<16 hex digits>.jsonl.zst":
+// the digits are drawn once per writer, so that a process restarted with the same pid
+// (a container's) never appends to its predecessor's file.
+//
 // The second configuration of the shared writer, and the first real use of its
 // RecordRoute and Sink extension points: each batch (at most 32 records) is grouped by
 // file (hour bucket and kind), and each group is appended to its file with one write. The bucket is
@@ -107,23 +111,24 @@ class TraceFormat : public RecordFormat<TraceRecord<Payload>> {
   typename format_for<Payload>::type payload_{JsonTextOptions{.ensure_ascii = false}};
 };
 
-// Sends each record to <directory>/<hour bucket>/<kind><suffix>.jsonl: the drain groups
+// Sends each record to <directory>/<hour bucket>/<kind><suffix><extension>: the drain groups
 // a batch by file, groups in the order their first record came, records in submission
 // order within a group, each group one append. A kind that could escape makes every
 // record of its group malformed (the format checks it), so its path is never opened.
 template <class Payload>
 class TraceRoute : public RecordRoute<TraceRecord<Payload>> {
  public:
-  TraceRoute(std::filesystem::path directory, std::string suffix)
-      : directory_(std::move(directory)), suffix_(std::move(suffix)) {}
+  TraceRoute(std::filesystem::path directory, std::string suffix, std::string extension = ".jsonl")
+      : directory_(std::move(directory)), suffix_(std::move(suffix)), extension_(std::move(extension)) {}
 
   std::filesystem::path route(const TraceRecord<Payload>& record) const override {
-    return directory_ / hour_bucket(record.made_at) / (record.kind + suffix_ + ".jsonl");
+    return directory_ / hour_bucket(record.made_at) / (record.kind + suffix_ + extension_);
   }
 
  private:
   std::filesystem::path directory_;
   std::string suffix_;
+  std::string extension_;
 };
 
 // Local files, each bucket directory made (and remembered) before its first append.
@@ -152,6 +157,10 @@ WriterOptions request_trace_options(std::optional<std::filesystem::path> output_
 // "-<pid>": the reference's file suffix, which keeps processes sharing a directory apart.
 std::string process_suffix();
 
+// `suffix` as a writer with `compression` names its files: compressed, followed by "-"
+// and 16 random hex digits, drawn anew at each call.
+std::string trace_file_suffix(std::string suffix, const Compression& compression);
+
 // The writer a server owns. Without an output directory it is inert: start, submit and
 // close do nothing (submits are refused and counted as ignored). start() logs INFO
 // "Recording request traces to <dir>". Thread-safety, blocking and accounting are
@@ -171,7 +180,8 @@ class RequestTraceWriter : public JsonlRecordWriter<TraceRecord<Payload>> {
             options, std::make_shared<TraceFormat<Payload>>(),
             std::make_shared<TraceSink>(options.durability.calls, std::move(directories)),
             std::make_shared<TraceRoute<Payload>>(options.output_dir.value_or(std::filesystem::path()),
-                                                  std::move(suffix))),
+                                                  trace_file_suffix(std::move(suffix), options.compression),
+                                                  options.compression.file_extension())),
         directory_(options.output_dir),
         log_sink_(options.log_sink) {}
 

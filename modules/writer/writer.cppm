@@ -15,12 +15,14 @@
 //     structs described with Boost.Describe);
 //   - which file each record goes to (`RecordRoute`), and where appends go (`Sink`;
 //     `FileSink` for local files);
-//   - the options in `WriterOptions` (directory, file stem, rotation, queue and batch
-//     sizes, shutdown timeout, durability, log sink).
+//   - the options in `WriterOptions` (directory, file stem, compression, rotation, queue
+//     and batch sizes, shutdown timeout, durability, log sink).
 //
 // For monitoring, `prometheus_text` renders writers' `WriterStats` in Prometheus's text
 // exposition format. With durability (`WriterOptions::durability`) a writer publishes its
-// books beside its files; `verify_books` and `reconcile` read them back.
+// books beside its files; `verify_books` and `reconcile` read them back. A reader of
+// compressed files finds their frames with `zstd_frame_size` and decodes them with
+// `ZstdDecoder`.
 //
 // The partitions below `jsonl::detail` are the writer's own parts that its templates
 // use (admission, accounts, the drain, the write side); they are not a contract.
@@ -34,6 +36,7 @@ export import :format;
 export import :format_for;
 export import :described;
 export import :arena;
+export import :zstd_frames;
 export import :file_calls;
 export import :sink;
 export import :route;

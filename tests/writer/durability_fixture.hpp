@@ -51,8 +51,8 @@ class Signal {
   mutable bool raised_ = false;
 };
 
-// System calls that fail or block when a test arms them. A data file is a ".jsonl" one;
-// the books' own files are left alone unless a rename is armed to fail.
+// System calls that fail or block when a test arms them. A data file is a ".jsonl" or
+// ".jsonl.zst" one; the books' own files are left alone unless a rename is armed to fail.
 class ScriptedCalls : public jsonl::FileCalls {
  public:
   // The next write of more than one byte to a data file lands `landed` bytes and then
@@ -63,6 +63,8 @@ class ScriptedCalls : public jsonl::FileCalls {
     cut_error_ = error;
   }
   void fail_next_fsync(int error) { fsync_error_ = error; }
+  // Every ftruncate of a data file fails with EIO from now on.
+  void fail_truncates() { fail_truncates_ = true; }
   // The next fsync of a data file's directory fails with `error`.
   void fail_next_directory_fsync(int error) { directory_fsync_error_ = error; }
   // Data fsyncs wait for release() from now on; `entered` is raised at the first.
@@ -142,6 +144,14 @@ class ScriptedCalls : public jsonl::FileCalls {
     return FileCalls::fsync(fd, file);
   }
 
+  int ftruncate(int fd, off_t size, const std::filesystem::path& file) const override {
+    if (is_data(file) && fail_truncates_) {
+      errno = EIO;
+      return -1;
+    }
+    return FileCalls::ftruncate(fd, size, file);
+  }
+
   int rename(const std::filesystem::path& from, const std::filesystem::path& to) const override {
     if (fail_renames_) {
       errno = EIO;
@@ -157,7 +167,9 @@ class ScriptedCalls : public jsonl::FileCalls {
   }
 
  private:
-  static bool is_data(const std::filesystem::path& file) { return file.extension() == ".jsonl"; }
+  static bool is_data(const std::filesystem::path& file) {
+    return file.extension() == ".jsonl" || file.extension() == ".zst";
+  }
 
   mutable std::mutex mutex_;
   mutable std::condition_variable published_;
@@ -172,6 +184,7 @@ class ScriptedCalls : public jsonl::FileCalls {
   mutable std::atomic<bool> entered_once_{false};
   Signal released_;
   std::atomic<bool> fail_renames_{false};
+  std::atomic<bool> fail_truncates_{false};
 };
 
 // Test options with durability on through `calls`, one file name for every writer of the

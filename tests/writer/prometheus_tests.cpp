@@ -28,6 +28,7 @@ jsonl::WriterStats counted_stats() {
   stats.sanitized = 5;
   stats.lines_written = 81;
   stats.bytes_written = 123456;
+  stats.uncompressed_bytes_written = 654321;
   stats.appends = 9;
   stats.files_started = 2;
   stats.directories_recreated = 1;
@@ -69,8 +70,11 @@ BOOST_AUTO_TEST_CASE(every_counter_is_exposed_with_help_type_subject_and_constan
       "# TYPE jsonl_records_sanitized_total counter\n" + sample("jsonl_records_sanitized_total", "5") +
       "# HELP jsonl_lines_written_total Newline-terminated lines appended.\n"
       "# TYPE jsonl_lines_written_total counter\n" + sample("jsonl_lines_written_total", "81") +
-      "# HELP jsonl_bytes_written_total Bytes appended to files.\n"
+      "# HELP jsonl_bytes_written_total Bytes appended to files (on disk, after any compression).\n"
       "# TYPE jsonl_bytes_written_total counter\n" + sample("jsonl_bytes_written_total", "123456") +
+      "# HELP jsonl_uncompressed_bytes_written_total Bytes of the lines appended, before compression.\n"
+      "# TYPE jsonl_uncompressed_bytes_written_total counter\n" +
+      sample("jsonl_uncompressed_bytes_written_total", "654321") +
       "# HELP jsonl_appends_total Appends that reached a file.\n"
       "# TYPE jsonl_appends_total counter\n" + sample("jsonl_appends_total", "9") +
       "# HELP jsonl_files_started_total Files the writer started: the first, then each rotation.\n"

@@ -26,6 +26,7 @@ import :books_document;
 import :books_schema;
 import :line_scan;
 import :posix_file;
+import :zstd_frames;
 
 namespace jsonl {
 namespace {
@@ -96,6 +97,38 @@ class ReadOnlyFile {
   std::string buffer_;
 };
 
+// A file the writer compressed: its bytes are zstd frames of lines.
+bool is_compressed(const std::filesystem::path& file) { return file.extension() == ".zst"; }
+
+bool is_data_file(const std::filesystem::path& file) {
+  return file.extension() == ".jsonl" || (is_compressed(file) && file.stem().extension() == ".jsonl");
+}
+
+// Feeds `lines` the lines [begin, end) of `file` holds: its bytes, or for a compressed
+// file the content of the frames they hold. Says whether the range ended between
+// frames (a plain range always does). A torn frame's content is fed as far as it
+// decodes; with `tolerant`, corrupt data ends the range rather than the check.
+bool feed_lines(ReadOnlyFile& file, bool compressed, std::uint64_t begin, std::uint64_t end,
+                detail::LineScan& lines, bool tolerant = false) {
+  if (!compressed) {
+    file.read(begin, end, [&](std::string_view bytes) { lines.feed(bytes); });
+    lines.end_segment();
+    return true;
+  }
+  ZstdDecoder frames;
+  try {
+    file.read(begin, end, [&](std::string_view bytes) {
+      frames.decode(bytes, [&](std::string_view content) { lines.feed(content); });
+    });
+  } catch (const std::runtime_error&) {
+    if (!tolerant) throw;
+    lines.end_segment();
+    return false;
+  }
+  lines.end_segment();
+  return frames.between_frames();
+}
+
 // Reads `path` (a regular file, not through a symbolic link) as JSON, if it is not too
 // large to read whole.
 boost::json::value read_json_file(const std::filesystem::path& path) {
@@ -134,18 +167,22 @@ FileCheck check_file(const std::filesystem::path& output_dir, const detail::File
     }
     detail::LineScan records(detail::LineScan::check_json);
     detail::LineScan unknown(detail::LineScan::count_only);
-    const auto scan = [&](detail::LineScan& lines, std::uint64_t begin, std::uint64_t end) {
-      file.read(begin, end, [&](std::string_view bytes) { lines.feed(bytes); });
-      lines.end_segment();
+    const bool compressed = is_compressed(claim.file);
+    // Persisted bytes are whole frames; an unknown extent may hold part of one.
+    const auto scan_persisted = [&](std::uint64_t begin, std::uint64_t end) {
+      if (!feed_lines(file, compressed, begin, end, records)) {
+        throw std::runtime_error("the persisted bytes [" + std::to_string(begin) + ", " + std::to_string(end) +
+                                 ") end inside a zstd frame");
+      }
     };
     std::uint64_t at = check.start_offset;
     for (const detail::ExtentClaim& extent : claim.unknown_extents) {
       if (extent.start >= check.persisted_end) break;
-      scan(records, at, extent.start);
+      scan_persisted(at, extent.start);
       at = std::min(extent.start + extent.landed, check.persisted_end);
-      scan(unknown, extent.start, at);
+      feed_lines(file, compressed, extent.start, at, unknown, true);
     }
-    scan(records, at, check.persisted_end);
+    scan_persisted(at, check.persisted_end);
     check.records = records.parsed();
     check.bad_lines = records.unparsed();
     check.unknown_lines = unknown.lines();
@@ -176,11 +213,11 @@ UnaccountedBytes measure_unclaimed(const std::filesystem::path& output_dir, std:
   unclaimed.size = data.size();
   std::sort(ranges.begin(), ranges.end());
   detail::LineScan lines(detail::LineScan::count_only);
+  const bool compressed = is_compressed(unclaimed.file);
   const auto gap = [&](std::uint64_t begin, std::uint64_t end) {
     if (begin >= end) return;
     unclaimed.unclaimed_bytes += end - begin;
-    data.read(begin, end, [&](std::string_view bytes) { lines.feed(bytes); });
-    lines.end_segment();
+    if (!feed_lines(data, compressed, begin, end, lines, true)) ++unclaimed.torn_frames;
   };
   std::uint64_t at = 0;
   for (const auto& [begin, end] : ranges) {
@@ -293,7 +330,7 @@ Reconciliation reconcile(const std::filesystem::path& output_dir) {
        entry != std::filesystem::recursive_directory_iterator(); ++entry) {
     if (entry->path() == books_dir) {
       entry.disable_recursion_pending();
-    } else if (is_plain_file(*entry) && entry->path().extension() == ".jsonl") {
+    } else if (is_plain_file(*entry) && is_data_file(entry->path())) {
       data_files.push_back(entry->path());
     }
   }
@@ -352,6 +389,7 @@ boost::json::value to_json(const Reconciliation& reconciliation) {
                            {"unclaimed_bytes", bytes.unclaimed_bytes},
                            {"whole_lines", bytes.whole_lines},
                            {"cut_lines", bytes.cut_lines},
+                           {"torn_frames", bytes.torn_frames},
                            {"error", bytes.error ? boost::json::value(*bytes.error) : boost::json::value(nullptr)}});
   }
   return {{"all_books_balance", reconciliation.all_books_balance()},

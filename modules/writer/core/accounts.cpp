@@ -52,10 +52,12 @@ void Accounts::sanitized() noexcept {
   }
 }
 
-void Accounts::written(std::size_t records, std::size_t lines, std::size_t bytes) noexcept {
+void Accounts::written(std::size_t records, std::size_t lines, std::size_t bytes,
+                       std::size_t content_bytes) noexcept {
   written_.fetch_add(records, std::memory_order_relaxed);
   lines_.fetch_add(lines, std::memory_order_relaxed);
   bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  content_bytes_.fetch_add(content_bytes, std::memory_order_relaxed);
   appends_.fetch_add(1, std::memory_order_relaxed);
   const auto now = std::chrono::system_clock::now().time_since_epoch();
   last_append_ns_.store(std::chrono::duration_cast<std::chrono::nanoseconds>(now).count(), std::memory_order_relaxed);
@@ -73,6 +75,7 @@ void Accounts::fill(WriterStats& stats) const noexcept {
   stats.sanitized = load(sanitized_);
   stats.lines_written = load(lines_);
   stats.bytes_written = load(bytes_);
+  stats.uncompressed_bytes_written = load(content_bytes_);
   stats.appends = load(appends_);
   stats.serialized_side_by_side = load(serialized_side_by_side_);
   stats.serialized_alone = load(serialized_alone_);

@@ -42,8 +42,9 @@ class Accounts {
   void dropped(DropReason reason, std::size_t records) noexcept { add(reason, records); }
   void unknown(std::size_t records) noexcept { unknown_.fetch_add(records, std::memory_order_relaxed); }
   void sanitized() noexcept;
-  // An append that reached a file: `records` records in `lines` lines of `bytes` bytes.
-  void written(std::size_t records, std::size_t lines, std::size_t bytes) noexcept;
+  // An append that reached a file: `records` records in `lines` lines of `bytes` bytes on
+  // disk, `content_bytes` of them before compression.
+  void written(std::size_t records, std::size_t lines, std::size_t bytes, std::size_t content_bytes) noexcept;
   void serialized(std::size_t records, bool side_by_side) noexcept;
   void directory_recreated() noexcept { directories_recreated_.fetch_add(1, std::memory_order_relaxed); }
 
@@ -75,6 +76,7 @@ class Accounts {
   std::atomic<std::uint64_t> unknown_{0};
   std::atomic<std::uint64_t> lines_{0};
   std::atomic<std::uint64_t> bytes_{0};
+  std::atomic<std::uint64_t> content_bytes_{0};
   std::atomic<std::uint64_t> appends_{0};
   std::atomic<std::int64_t> last_append_ns_{0};
   std::atomic<std::uint64_t> directories_recreated_{0};

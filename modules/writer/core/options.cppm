@@ -17,15 +17,41 @@ import :file_calls;
 
 export namespace jsonl {
 
+// How a writer's files hold their lines. None: the lines themselves, in ".jsonl" files.
+// Zstd: every append is one whole zstd frame of its lines (content size and checksum in
+// the frame), in ".jsonl.zst" files, so a file is always whole frames and at most one
+// torn frame at its end, which every zstd reader can take frame by frame. Frames are
+// compressed on the drain's threads, beside serialization, never on a producer's.
+struct Compression {
+  enum class Codec : unsigned char { none, zstd };
+  Codec codec = Codec::none;
+  // zstd's level: 1 (fastest of the usual ones) to 22, or negative for faster still and
+  // larger; 0 is refused rather than read as zstd's default. Checked at construction
+  // (std::invalid_argument).
+  int level = 1;
+
+  static Compression zstd(int level = 1) noexcept { return {Codec::zstd, level}; }
+  bool enabled() const noexcept { return codec != Codec::none; }
+  // The end of every file name: ".jsonl" or ".jsonl.zst".
+  const char* file_extension() const noexcept { return enabled() ? ".jsonl.zst" : ".jsonl"; }
+};
+
 struct WriterOptions {
   // Where files go. Without one the writer does nothing at all: no thread, no file,
   // `submit` refuses every record (counted as ignored).
   std::optional<std::filesystem::path> output_dir;
 
-  // Files are named "<file_stem>-<hostname>-<pid>-<UTC %Y%m%dT%H%M%SZ>.jsonl". The stem
-  // must name a file inside `output_dir`: empty, ".", "..", or any '/' or NUL is refused
-  // with std::invalid_argument at construction.
+  // Files are named "<file_stem>-<hostname>-<pid>-<UTC %Y%m%dT%H%M%SZ>.jsonl" (".jsonl.zst"
+  // compressed). The stem must name a file inside `output_dir`: empty, ".", "..", or any
+  // '/' or NUL is refused with std::invalid_argument at construction.
   std::string file_stem = "records";
+
+  // Plain lines unless set. Compressed, the writer never appends to a file it did not
+  // start: its first file too gets a name no file has (a predecessor with the same pid
+  // in the same second leaves "-1", "-2", ...), and an append that failed leaving part
+  // of a frame that could not be cut off again closes that file: the writer's own file
+  // rotates, a routed file refuses further appends (write errors).
+  Compression compression;
 
   // Rotation, off unless a limit is set (one file for the writer's life, as the
   // reference). Before an append that would take the current file past
@@ -33,7 +59,8 @@ struct WriterOptions {
   // still goes, whole, into a fresh file), or once the file has been current for
   // `max_file_age`, the writer starts a new file, named by the pattern above with the
   // time then; a further file in the same second gets "-1", "-2", ... before ".jsonl".
-  // An append is never split between files. Each limit, when set, must be positive.
+  // An append is never split between files; compressed, the size counts bytes on disk.
+  // Each limit, when set, must be positive.
   std::optional<std::uint64_t> max_file_bytes;
   std::optional<std::chrono::seconds> max_file_age;
   // With rotation: keep at most this many of this writer's own files, deleting the

@@ -126,7 +126,10 @@ std::string prometheus_text(std::span<const WriterMetrics> writers) {
   out.counter("jsonl_records_sanitized_total", "Records written with invalid UTF-8 replaced.",
               &WriterStats::sanitized);
   out.counter("jsonl_lines_written_total", "Newline-terminated lines appended.", &WriterStats::lines_written);
-  out.counter("jsonl_bytes_written_total", "Bytes appended to files.", &WriterStats::bytes_written);
+  out.counter("jsonl_bytes_written_total", "Bytes appended to files (on disk, after any compression).",
+              &WriterStats::bytes_written);
+  out.counter("jsonl_uncompressed_bytes_written_total", "Bytes of the lines appended, before compression.",
+              &WriterStats::uncompressed_bytes_written);
   out.counter("jsonl_appends_total", "Appends that reached a file.", &WriterStats::appends);
   out.counter("jsonl_files_started_total", "Files the writer started: the first, then each rotation.",
               &WriterStats::files_started);

@@ -67,7 +67,10 @@ struct WriterStats {
   std::uint64_t sanitized = 0;      // written with invalid UTF-8 replaced by U+FFFD
   std::uint64_t lines_written = 0;  // newline-terminated lines appended, counting the
                                     // terminator added to a torn last line
-  std::uint64_t bytes_written = 0;
+  std::uint64_t bytes_written = 0;  // on disk
+  // The lines' bytes before compression; without it, bytes_written less the isolating
+  // newlines. bytes_written / uncompressed_bytes_written is the compression's ratio.
+  std::uint64_t uncompressed_bytes_written = 0;
   std::uint64_t appends = 0;      // appends that reached a file (written / appends is the
                                   // mean batch size)
   std::uint64_t files_started = 0;          // the writer's own files: 1, plus rotations

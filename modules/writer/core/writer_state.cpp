@@ -1,5 +1,7 @@
 module;
 
+#include <zstd.h>
+
 #include <cstdlib>
 #include <cxxabi.h>
 #include <exception>
@@ -47,6 +49,14 @@ const WriterOptions& validated(const WriterOptions& options) {
     throw std::invalid_argument("publish interval must be positive");
   }
   if (!options.durability.calls) throw std::invalid_argument("durability needs its file calls");
+  if (const Compression& compression = options.compression; compression.enabled()) {
+    const int level = compression.level;
+    if (level == 0 || level < ZSTD_minCLevel() || level > ZSTD_maxCLevel()) {
+      throw std::invalid_argument("zstd level " + std::to_string(level) + " is out of range: 1 to " +
+                                  std::to_string(ZSTD_maxCLevel()) + ", or -1 to " +
+                                  std::to_string(ZSTD_minCLevel()) + " for faster ones");
+    }
+  }
   return options;
 }
 

@@ -1,6 +1,7 @@
 module;
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,6 +10,14 @@ module jsonl.writer;
 import :batch_serializer;
 
 namespace jsonl::detail {
+
+void SerializedBatch::compress(const Compression& compression) {
+  if (!compression.enabled()) return;
+  if (!compressor) compressor.emplace(compression.level);
+  for (FileAppend& append : appends) {
+    if (append.records != 0) compressor->compress(append);
+  }
+}
 
 std::size_t SerializedBatch::count(Accounts& accounts, std::size_t& accounted) {
   for (const LineOutcome& outcome : outcomes) {

@@ -9,6 +9,7 @@ module;
 #include <cstddef>
 #include <exception>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -23,6 +24,8 @@ import :record_ring;
 import :sink;
 import :side_by_side;
 import :writer_state;
+import :options;
+import :zstd_frames;
 
 export namespace jsonl::detail {
 
@@ -48,6 +51,11 @@ struct SerializedBatch {
   // the texts of appends the write side has finished with.
   std::vector<std::string> spare_texts;
   std::vector<std::string> chunk_texts;  // the texts of the group being serialized
+  std::optional<FrameCompressor> compressor;  // made at the first batch compressed
+
+  // With compression, turns each append that holds records into one zstd frame. On the
+  // thread that serialized the batch, while its lines are in that core's cache.
+  void compress(const Compression& compression);
 
   // Counts every outcome in order, so rate-limited log lines come out as they would one
   // record at a time. Leaves only the appends that hold records, and returns how many

@@ -147,7 +147,10 @@ class Drain {
     const auto began = std::chrono::steady_clock::now();
     prepare_buffers();
     const BatchSerializer<Record> serializer(*format_, route_.get(), side_by_side);
-    const auto serialize_batch = [&](std::size_t i) { serializer.run(round_[i], serialized_[i]); };
+    const auto serialize_batch = [&](std::size_t i) {
+      serializer.run(round_[i], serialized_[i]);
+      serialized_[i].compress(state_->options.compression);
+    };
     if (side_by_side && round_.size() > 1) {
       run_side_by_side(round_.size(), serialize_batch);
     } else {
@@ -160,7 +163,7 @@ class Drain {
       SerializedBatch& batch = serialized_[i];
       in_appends += batch.count(state_->accounts, accounted);
       for (FileAppend& append : batch.appends) {
-        largest_text_ = std::max(largest_text_, std::min(append.bytes.size(), max_text_reserve));
+        largest_text_ = std::max(largest_text_, std::min(append.content_bytes(), max_text_reserve));
         job.appends.push_back(std::move(append));
       }
     }

@@ -21,6 +21,8 @@ ssize_t FileCalls::write(int fd, std::string_view bytes, const std::filesystem::
   return ::write(fd, bytes.data(), bytes.size());
 }
 
+int FileCalls::ftruncate(int fd, off_t size, const std::filesystem::path&) const { return ::ftruncate(fd, size); }
+
 int FileCalls::fsync(int fd, const std::filesystem::path&) const { return ::fsync(fd); }
 
 int FileCalls::rename(const std::filesystem::path& from, const std::filesystem::path& to) const {

@@ -11,7 +11,7 @@ export module jsonl.writer:file_calls;
 export namespace jsonl {
 
 // One virtual per system call that changes the disk (opening a file that may be created
-// or truncated, writing, fsync, rename, mkdir, unlink), each with the POSIX contract of
+// or truncated, writing, cutting a file short, fsync, rename, mkdir, unlink), each with the POSIX contract of
 // the call it stands for (a result of -1 sets errno). The defaults make the real call;
 // a test substitutes one to land a prefix and fail, to fail an fsync, to block one, or to
 // record every call and what it changed. `file` names what `fd` refers to. Called on the
@@ -22,6 +22,7 @@ class FileCalls {
   virtual ~FileCalls() = default;
   virtual int open(const std::filesystem::path& file, int flags, mode_t mode) const;
   virtual ssize_t write(int fd, std::string_view bytes, const std::filesystem::path& file) const;
+  virtual int ftruncate(int fd, off_t size, const std::filesystem::path& file) const;
   virtual int fsync(int fd, const std::filesystem::path& file) const;
   virtual int rename(const std::filesystem::path& from, const std::filesystem::path& to) const;
   virtual int mkdir(const std::filesystem::path& directory, mode_t mode) const;

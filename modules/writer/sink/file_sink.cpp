@@ -7,6 +7,7 @@ module;
 #include <fcntl.h>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -86,6 +87,8 @@ struct FileSink::Files {
   // a request trace's hour bucket), its name is made durable here before any file in it
   // counts.
   std::set<std::filesystem::path> durable_directories;
+  // Files that end in part of a zstd frame this sink could not cut off: closed to frames.
+  std::set<std::filesystem::path> torn;
 
   Open& find_or_open(const FileCalls& calls, const std::filesystem::path& file, AppendOutcome& outcome) {
     for (Open& candidate : open) {
@@ -121,12 +124,18 @@ void FileSink::append(const FileAppend& append, AppendOutcome& outcome) {
   const std::filesystem::path& file = outcome.file;
   outcome.records = append.records;
   outcome.bytes = append.bytes.size();
+  const bool frame = append.frame_content_size.has_value();
+  if (frame && files_->torn.contains(file)) {
+    outcome.error = "not appending to " + file.string() + ": it ends in part of a zstd frame";
+    outcome.torn = true;
+    return;
+  }
   Files::Open* open = nullptr;
   try {
     open = &files_->find_or_open(*calls_, file, outcome);
     const std::uint64_t size = file_size(open->fd.get(), file);
     outcome.size_before = size;
-    if (ends_without_newline(open->fd.get(), size, file)) {
+    if (!frame && ends_without_newline(open->fd.get(), size, file)) {
       if (detail::write_fully(*calls_, open->fd.get(), "\n", file) != 1) throw_errno("write", file);
       outcome.fragment_isolated = true;
     }
@@ -142,17 +151,33 @@ void FileSink::append(const FileAppend& append, AppendOutcome& outcome) {
   outcome.error = errno_message("write", file);
   // What landed is measured, not inferred from the calls: a failed write may still have
   // put bytes in the file.
-  struct stat status {};
-  if (::fstat(open->fd.get(), &status) != 0) {
+  std::optional<std::uint64_t> landed;
+  if (struct stat status {}; ::fstat(open->fd.get(), &status) == 0) {
+    const auto end = static_cast<std::uint64_t>(status.st_size);
+    landed = std::min<std::uint64_t>(end > start ? end - start : 0, append.bytes.size());
+  }
+  // Part of a frame would end every reader's decoding there: it is cut off again, or
+  // the file is closed to frames.
+  if (frame && landed != std::uint64_t{0}) {
+    if (calls_->ftruncate(open->fd.get(), static_cast<off_t>(start), file) == 0) {
+      outcome.landed = 0;
+      return;
+    }
+    files_->torn.insert(file);
+    outcome.torn = true;
+  }
+  if (!landed) {
     outcome.touched = append.records;
     return;
   }
-  const auto end = static_cast<std::uint64_t>(status.st_size);
-  const std::uint64_t landed = std::min<std::uint64_t>(end > start ? end - start : 0, append.bytes.size());
-  const std::string_view reached(append.bytes.data(), landed);
   outcome.landed = landed;
+  if (frame) {
+    outcome.touched = *landed == 0 ? 0 : append.records;
+    return;
+  }
+  const std::string_view reached(append.bytes.data(), *landed);
   outcome.touched = static_cast<std::size_t>(std::count(reached.begin(), reached.end(), '\n')) +
-                    (landed != 0 && reached.back() != '\n' ? 1 : 0);
+                    (*landed != 0 && reached.back() != '\n' ? 1 : 0);
 }
 
 void FileSink::make_durable(std::span<AppendOutcome> outcomes) {

@@ -44,12 +44,14 @@ std::filesystem::path RotatingSink::name_file(std::chrono::system_clock::time_po
   const std::filesystem::path& directory = *options_.output_dir;
   for (unsigned taken = 0;; ++taken) {
     const std::string suffix = taken == 0 ? "" : "-" + std::to_string(taken);
-    std::filesystem::path file = directory / (prefix_ + timestamp + suffix + ".jsonl");
+    std::filesystem::path file = directory / (prefix_ + timestamp + suffix + options_.compression.file_extension());
     // Only a rotation must find a name no file has, nor any this writer deleted; the
-    // first file keeps the reference's name, and appends to a file already there, as
-    // the reference does.
+    // first plain file keeps the reference's name, and appends to a file already there,
+    // as the reference does. A compressed one never does: a predecessor's torn frame
+    // would end every reader's decoding of what follows it.
+    const bool may_append = kept_.empty() && !options_.compression.enabled();
     std::error_code ignored;
-    if (kept_.empty() || (!named_.contains(file) && !std::filesystem::exists(file, ignored))) {
+    if (may_append || (!named_.contains(file) && !std::filesystem::exists(file, ignored))) {
       named_.insert(file);
       return file;
     }
@@ -70,11 +72,12 @@ const std::filesystem::path& RotatingSink::file_for(std::size_t bytes) {
   const auto now = options_.clock();
   const bool too_big = options_.max_file_bytes && size_ > 0 && size_ + bytes > *options_.max_file_bytes;
   const bool too_old = options_.max_file_age && now - started_at_ >= *options_.max_file_age;
-  if (!too_big && !too_old) return kept_.back();
+  if (!too_big && !too_old && !torn_) return kept_.back();
 
   std::filesystem::path file = name_file(now);
   started_at_ = now;
   size_ = 0;
+  torn_ = false;
   kept_.push_back(file);
   while (options_.max_files && kept_.size() > *options_.max_files) {
     expired_.push_back(std::move(kept_.front()));
@@ -96,6 +99,7 @@ void RotatingSink::append(const FileAppend& append, AppendOutcome& outcome) {
   // Each append is measured as it goes, so that rotation splits even one commit.
   // A sink that does not measure its file leaves the offset empty: it grew by the append.
   if (outcome.succeeded()) size_ = outcome.payload_offset ? outcome.end() : size_ + outcome.bytes_written();
+  torn_ = torn_ || outcome.torn;
 }
 
 std::optional<std::filesystem::path> RotatingSink::current() const {

@@ -28,7 +28,8 @@ namespace jsonl::detail {
 // current when they are written: before one that would take the current file past the
 // size limit (a file that already holds data), or once the file has been current for
 // the age limit, a new one is started. Starting one beyond the retention limit deletes
-// the oldest of this writer's files. An append is never split between files. Other
+// the oldest of this writer's files. An append is never split between files. The file
+// after an append that left it torn (AppendOutcome::torn) is a new one too. Other
 // appends pass through. Everything goes to `inner`.
 class RotatingSink final : public Sink {
  public:
@@ -66,6 +67,7 @@ class RotatingSink final : public Sink {
 
   // Write worker only, after start().
   std::uint64_t size_ = 0;
+  bool torn_ = false;  // the current file ends in part of a frame
   std::chrono::system_clock::time_point started_at_;
   std::deque<std::filesystem::path> kept_;  // this writer's files, oldest first
   std::set<std::filesystem::path> named_;   // every name it has given a file, deleted ones too

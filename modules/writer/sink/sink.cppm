@@ -24,15 +24,23 @@ struct FileAppend {
   // Where the route sent them; empty for the writer's own file, which rotation resolves
   // to the file current when they are written.
   std::filesystem::path file;
-  std::string bytes;        // whole lines, each ending in '\n'
+  std::string bytes;        // whole lines, each ending in '\n'; or one zstd frame of them
   std::size_t records = 0;  // lines in `bytes`
+  // Set when `bytes` is one whole zstd frame (WriterOptions::compression): the size of
+  // the lines in it. Such an append is never preceded by an isolating newline, and must
+  // never follow part of a frame.
+  std::optional<std::size_t> frame_content_size;
+
+  // The lines' bytes, before any compression.
+  std::size_t content_bytes() const noexcept { return frame_content_size.value_or(bytes.size()); }
 };
 
 // What became of one append. Offsets are known once its file was opened and measured.
 struct AppendOutcome {
   std::filesystem::path file;
   std::size_t records = 0;
-  std::size_t bytes = 0;                      // its lines, the isolating newline aside
+  std::size_t bytes = 0;                      // its lines (or frame), the isolating newline aside
+  std::size_t content_bytes = 0;              // its lines before compression
   std::optional<std::uint64_t> size_before;   // the file's size before anything of it
   bool fragment_isolated = false;             // a '\n' went first: the file ended mid-line
   std::optional<std::uint64_t> payload_offset;  // where its lines began: they were attempted
@@ -44,6 +52,9 @@ struct AppendOutcome {
   std::optional<std::uint64_t> landed;
   std::size_t touched = 0;
   bool unexpected = false;  // the error was not the filesystem's
+  // Failed leaving part of a zstd frame at the file's end that could not be cut off:
+  // nothing more may be appended to that file.
+  bool torn = false;
 
   // Every field as new but `file`, which keeps its storage until the next name is
   // assigned to it: so an outcome reused for append after append allocates nothing.
@@ -71,7 +82,7 @@ class Sink {
   virtual ~Sink() = default;
 
   // Appends `append.bytes` to the file `outcome.file` names and says in `outcome` what
-  // became of it. `outcome` arrives reset (AppendOutcome::reset), naming append.file, or
+  // became of it (all but content_bytes, which the caller fills in). `outcome` arrives reset (AppendOutcome::reset), naming append.file, or
   // when that is empty the writer's current file. An outcome with an error says how
   // much landed; an exception means nothing of it was written: std::system_error and
   // its kin that the filesystem refused it (a write error, warned once per run of
@@ -91,7 +102,10 @@ class Sink {
 // its end, so a removed or renamed file is recreated at its name and a symlink planted
 // there is refused. When the file's directory is gone, it is created again, with its
 // parents, and the open retried once. If the file's last byte is not '\n' (an append
-// cut short), a '\n' is written first, so the fragment stays one bad line. The lines go
+// cut short), a '\n' is written first, so the fragment stays one bad line; a zstd frame
+// goes without one. A frame whose write failed part way is cut off again (ftruncate to
+// where it began, so its records were never written); when that fails too the outcome
+// is torn and every later frame for that file is refused. The lines go
 // in one write, continued after a partial one; what landed after a failed write is
 // measured with fstat, not taken from what write returned. make_durable fsync()s each
 // file written, and the directory of each whose name is not yet known durable (new, or

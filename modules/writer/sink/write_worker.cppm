@@ -136,6 +136,7 @@ struct WriteSide::State {
     try {
       outcome.reset();
       sink.append(append, outcome);
+      outcome.content_bytes = append.content_bytes();
     } catch (const std::system_error& failure) {
       refused(append, failure.what(), false, outcome);
     } catch (...) {
@@ -170,6 +171,7 @@ struct WriteSide::State {
     outcome.file = append.file;
     outcome.records = append.records;
     outcome.bytes = append.bytes.size();
+    outcome.content_bytes = append.content_bytes();
     outcome.error = std::move(error);
     outcome.unexpected = unexpected;
   }
@@ -193,7 +195,7 @@ struct WriteSide::State {
         run_warned = false;
         lost_in_run = 0;
       }
-      accounts.written(outcome.records, outcome.lines_written(), outcome.bytes_written());
+      accounts.written(outcome.records, outcome.lines_written(), outcome.bytes_written(), outcome.content_bytes);
       return;
     }
     const std::size_t unknown = durable() ? outcome.touched : 0;
