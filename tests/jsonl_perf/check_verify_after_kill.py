@@ -3,10 +3,13 @@ it left: its document balances, its shards verify, and what it wrote after its l
 publication is reported as unaccounted. A successor then runs to the end beside it.
 Last, a shard cut below its claim fails verification.
 
-    check_verify_after_kill.py TOOL SCRATCH
+    check_verify_after_kill.py TOOL SCRATCH [none|zstd ZSTD]
 
 The kill comes while the process is stopped (SIGSTOP) and its output holds bytes its
 last document does not claim, so what it leaves is the state that was checked.
+Compressed (zstd), the claimed bytes of each shard are whole frames zstd -t accepts,
+the unclaimed tail holds a torn frame or whole ones, and the successor's files, named
+apart, are whole.
 """
 import glob
 import json
@@ -17,7 +20,11 @@ import sys
 import time
 
 tool, scratch = sys.argv[1], sys.argv[2]
+compressed = len(sys.argv) > 3 and sys.argv[3] == "zstd"
+zstd = sys.argv[4] if compressed else None
 out = os.path.join(scratch, "out")
+extension = ".jsonl.zst" if compressed else ".jsonl"
+compression = ["--compression", "zstd"] if compressed else []
 
 
 def fail(message):
@@ -38,7 +45,7 @@ def unpublished_tail():
     if len(books) != 1 or books[0]["counts"]["persisted"] == 0:
         return False
     claimed = {f["file"]: f["persisted_end"] for f in books[0]["shards"]}
-    shards = glob.glob(os.path.join(out, "*", "*.jsonl"))
+    shards = glob.glob(os.path.join(out, "*", "*" + extension))
     return any(os.path.getsize(s) > claimed.get(os.path.relpath(s, out), 0) for s in shards)
 
 
@@ -51,7 +58,7 @@ def verify():
 
 killed = subprocess.Popen(
     [tool, "loadgen", "--config", "request-trace", "--rate", "4000", "--duration", "60",
-     "--publish-interval-ms", "200", "--output-dir", out],
+     "--publish-interval-ms", "200", "--output-dir", out, *compression],
     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 deadline = time.monotonic() + 30
 while True:
@@ -77,11 +84,24 @@ for shard in dead["files"]:
     if shard["records"] != shard["persisted_records"] or shard["bad_lines"] != 0:
         fail(f"a shard does not verify: {shard}")
 tail = report["unaccounted"]
-if not tail or not all(t["whole_lines"] + t["cut_lines"] > 0 for t in tail):
+if not tail or not all(t["whole_lines"] + t["cut_lines"] + t["torn_frames"] > 0 for t in tail):
     fail(f"the unpublished tail is not reported as unaccounted: {tail}")
 
+
+def zstd_accepts(data):
+    return subprocess.run([zstd, "-q", "-t"], input=data, capture_output=True).returncode == 0
+
+
+if compressed:
+    for shard in dead["files"]:
+        with open(os.path.join(out, shard["file"]), "rb") as f:
+            claimed = f.read()[shard["start_offset"]:shard["persisted_end"]]
+        if not zstd_accepts(claimed):
+            fail(f"zstd -t refuses the claimed bytes of {shard['file']}")
+
 successor = subprocess.run(
-    [tool, "loadgen", "--config", "request-trace", "--rate", "400", "--duration", "1", "--output-dir", out],
+    [tool, "loadgen", "--config", "request-trace", "--rate", "400", "--duration", "1", "--output-dir", out,
+     *compression],
     capture_output=True, text=True)
 if successor.returncode != 0:
     fail(f"the successor's loadgen failed:\n{successor.stdout}{successor.stderr}")
@@ -91,6 +111,15 @@ if closed != [False, True] or not (after["all_books_balance"] and after["all_fil
     fail(f"expected the dead and the closed generation, both reconciled: {after}")
 if after["unaccounted"] != tail:
     fail(f"the successor changed what is unaccounted: {tail} then {after['unaccounted']}")
+if compressed:
+    dead_files = {shard["file"] for shard in dead["files"]}
+    (alive,) = [g for g in after["generations"] if g["closed"]]
+    for shard in alive["files"]:
+        if shard["file"] in dead_files:
+            fail(f"the successor appended to its predecessor's {shard['file']}")
+        with open(os.path.join(out, shard["file"]), "rb") as f:
+            if not zstd_accepts(f.read()):
+                fail(f"zstd -t refuses the successor's {shard['file']}")
 # A shard cut below what its document claims no longer verifies, and verify says so.
 shard = os.path.join(out, dead["files"][0]["file"])
 os.truncate(shard, dead["files"][0]["persisted_end"] - 1)

@@ -1,7 +1,9 @@
 # Checks of the jsonl-perf executable, one per CHECK:
-#   -D CHECK=replay|loadgen|rotation_and_metrics|request_trace|verify_after_kill|duckdb|summary|usage -D TOOL=... -D DATA=tests/jsonl_perf
-#   -D SCRATCH=... -D PYTHON=the system's python3 (with prometheus_client)
-#   -D NODE=node -D DUCKDB_CHECK=tools/duckdb/compare.mjs
+#   -D CHECK=replay|loadgen|rotation_and_metrics|request_trace|verify_after_kill|
+#            verify_after_kill_zstd|duckdb|summary|compressed|usage
+#   -D TOOL=... -D DATA=tests/jsonl_perf -D SCRATCH=...
+#   -D PYTHON=the system's python3 (with prometheus_client)
+#   -D NODE=node -D DUCKDB_CHECK=tools/duckdb/compare.mjs -D ZSTD=zstd
 function(run_tool)
   cmake_parse_arguments(RUN "" "EXPECT" "ARGS" ${ARGN})
   execute_process(COMMAND "${TOOL}" ${RUN_ARGS} RESULT_VARIABLE result
@@ -17,6 +19,13 @@ function(expect_contains text part)
   string(FIND "${text}" "${part}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "expected to find:\n  ${part}\nin:\n${text}")
+  endif()
+endfunction()
+
+function(zstd_accepts file)
+  execute_process(COMMAND "${ZSTD}" -q -t "${file}" RESULT_VARIABLE result ERROR_VARIABLE problem)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "zstd -t refuses ${file}: ${problem}")
   endif()
 endfunction()
 
@@ -114,9 +123,13 @@ elseif(CHECK STREQUAL "request_trace")
     message(FATAL_ERROR "${count} lines, the summary says ${written}")
   endif()
 
-elseif(CHECK STREQUAL "verify_after_kill")
-  execute_process(COMMAND "${PYTHON}" "${DATA}/check_verify_after_kill.py" "${TOOL}" "${SCRATCH}"
-                  RESULT_VARIABLE result OUTPUT_VARIABLE checked ERROR_VARIABLE problem)
+elseif(CHECK MATCHES "^verify_after_kill(_zstd)?$")
+  set(compression none)
+  if(CHECK STREQUAL "verify_after_kill_zstd")
+    set(compression zstd)
+  endif()
+  execute_process(COMMAND "${PYTHON}" "${DATA}/check_verify_after_kill.py" "${TOOL}" "${SCRATCH}" ${compression}
+                  "${ZSTD}" RESULT_VARIABLE result OUTPUT_VARIABLE checked ERROR_VARIABLE problem)
   if(NOT result EQUAL 0)
     message(FATAL_ERROR "${problem}${checked}")
   endif()
@@ -195,6 +208,85 @@ elseif(CHECK STREQUAL "summary")
   endif()
   expect_contains("${html}" "text-anchor=\"middle\">2</text>")
 
+elseif(CHECK STREQUAL "compressed")
+  # The same records through a plain and a compressed writer: zstd -t accepts the file,
+  # and zstd -d gives the plain file's bytes.
+  run_tool(EXPECT 0 ARGS replay --output-dir "${SCRATCH}/plain" "${DATA}/replay_input.jsonl")
+  string(STRIP "${stdout}" plain_file)
+  run_tool(EXPECT 0 ARGS replay --compression zstd:3 --output-dir "${SCRATCH}/replayed" "${DATA}/replay_input.jsonl")
+  string(STRIP "${stdout}" packed_file)
+  if(NOT packed_file MATCHES "\\.jsonl\\.zst$")
+    message(FATAL_ERROR "a compressed file named ${packed_file}")
+  endif()
+  zstd_accepts("${packed_file}")
+  execute_process(COMMAND "${ZSTD}" -q -d -c "${packed_file}" OUTPUT_VARIABLE decoded RESULT_VARIABLE result)
+  file(READ "${plain_file}" plain)
+  if(NOT result EQUAL 0 OR NOT decoded STREQUAL plain)
+    message(FATAL_ERROR "${packed_file} does not decode to ${plain_file}")
+  endif()
+
+  # A loadgen's compressed files (over 4 MiB, so summary reads one in several pieces):
+  # zstd -t accepts each; summary gives on them, on one thread or two, what it gives on
+  # their content uncompressed; DuckDB reads them and agrees with summary.
+  set(packed "${SCRATCH}/packed")
+  run_tool(EXPECT 0 ARGS loadgen --duration 1 --rate 20000 --seed 3 --compression zstd --output-dir "${packed}")
+  expect_contains("${stdout}" "submitted = written + unknown + dropped yes")
+  file(GLOB packed_files "${packed}/perf_metrics-server-*.jsonl.zst")
+  file(MAKE_DIRECTORY "${SCRATCH}/unpacked")
+  foreach(file IN LISTS packed_files)
+    zstd_accepts("${file}")
+    get_filename_component(name "${file}" NAME)
+    string(REGEX REPLACE "\\.zst$" "" name "${name}")
+    execute_process(COMMAND "${ZSTD}" -q -d "${file}" -o "${SCRATCH}/unpacked/${name}" RESULT_VARIABLE result)
+    if(NOT result EQUAL 0)
+      message(FATAL_ERROR "zstd -d ${file} failed")
+    endif()
+  endforeach()
+  run_tool(EXPECT 0 ARGS summary --json --threads 1 "${SCRATCH}/unpacked")
+  set(uncompressed "${stdout}")
+  foreach(threads IN ITEMS 1 2)
+    run_tool(EXPECT 0 ARGS summary --json --threads ${threads} "${packed}")
+    if(NOT stdout STREQUAL uncompressed)
+      message(FATAL_ERROR "summary of the compressed files (${threads} threads) differs:\n${stdout}\n${uncompressed}")
+    endif()
+  endforeach()
+  execute_process(COMMAND "${NODE}" "${DUCKDB_CHECK}" "${TOOL}" "${packed}"
+                  RESULT_VARIABLE result OUTPUT_VARIABLE checked ERROR_VARIABLE problem)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "summary and DuckDB disagree on compressed files:\n${problem}${checked}")
+  endif()
+
+  # A torn last frame: the frames before it are read, the tail counted as torn.
+  list(GET packed_files 0 whole)
+  file(COPY "${whole}" DESTINATION "${SCRATCH}/torn")
+  get_filename_component(name "${whole}" NAME)
+  execute_process(COMMAND "${PYTHON}" -c "import os, sys; os.truncate(sys.argv[1], os.path.getsize(sys.argv[1]) - 100)"
+                  "${SCRATCH}/torn/${name}")
+  run_tool(EXPECT 0 ARGS summary --json "${SCRATCH}/torn")
+  expect_json_equal("${stdout}" 1 torn_lines)
+  expect_contains("${stderr}" "torn zstd frame at the end")
+  string(JSON torn_records GET "${stdout}" groups 0 records)
+  string(JSON all_records GET "${uncompressed}" groups 0 records)
+  if(NOT torn_records GREATER 0 OR NOT torn_records LESS all_records)
+    message(FATAL_ERROR "${torn_records} records read before the torn frame, of ${all_records}")
+  endif()
+
+  # Request traces: a file per kind and writer, named apart from any predecessor's.
+  run_tool(EXPECT 0 ARGS loadgen --config request-trace --compression zstd --duration 1 --rate 400
+           --output-dir "${SCRATCH}/traces")
+  file(GLOB traces "${SCRATCH}/traces/*T[0-9][0-9]/*.jsonl.zst")
+  list(LENGTH traces trace_count)
+  if(trace_count LESS 2)
+    message(FATAL_ERROR "expected request and response files, found: ${traces}")
+  endif()
+  foreach(file IN LISTS traces)
+    if(NOT file MATCHES "/(requests|responses)-[0-9]+-[0-9a-f]+\\.jsonl\\.zst$")
+      message(FATAL_ERROR "a trace file named ${file}")
+    endif()
+    zstd_accepts("${file}")
+  endforeach()
+  run_tool(EXPECT 0 ARGS verify "${SCRATCH}/traces")
+
 elseif(CHECK STREQUAL "usage")
   run_tool(EXPECT 2 ARGS loadgen --producers 0)
   run_tool(EXPECT 2 ARGS loadgen --rate fast)
@@ -207,6 +299,10 @@ elseif(CHECK STREQUAL "usage")
   run_tool(EXPECT 2 ARGS verify "${SCRATCH}/no-such-directory")
   expect_contains("${stderr}" "no-such-directory")
   run_tool(EXPECT 2 ARGS loadgen --durability sometimes)
+  run_tool(EXPECT 2 ARGS loadgen --compression lz4)
+  expect_contains("${stderr}" "--compression: expected 'none', 'zstd' or 'zstd:LEVEL', got 'lz4'")
+  run_tool(EXPECT 2 ARGS loadgen --compression zstd:0 --output-dir "${SCRATCH}")
+  expect_contains("${stderr}" "zstd level 0 is out of range")
 else()
   message(FATAL_ERROR "unknown CHECK ${CHECK}")
 endif()

@@ -401,6 +401,33 @@ BOOST_AUTO_TEST_CASE(traces_are_durable_by_default_and_their_books_reconcile) {
   BOOST_TEST(reconciliation.unaccounted.empty());
 }
 
+BOOST_AUTO_TEST_CASE(compressed_trace_files_are_named_apart_for_each_writer_and_reconcile) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = options_in(directory.path(), log);
+  options.compression = jsonl::Compression::zstd();
+  std::set<std::string> names;
+  for (int generation = 0; generation < 2; ++generation) {
+    jsonl::RequestTraceWriter<> writer(options, "-7");
+    writer.start();
+    BOOST_TEST(writer.submit(record(jsonl::trace_requests, generation)));
+    writer.close();
+  }
+  const std::regex compressed_name(R"(requests-7-[0-9a-f]{16}\.jsonl\.zst)");
+  for (const auto& entry : std::filesystem::directory_iterator(directory.path() / "2026-09-03T14")) {
+    const std::string name = entry.path().filename().string();
+    BOOST_TEST(std::regex_match(name, compressed_name), name);
+    names.insert(name);
+  }
+  BOOST_TEST(names.size() == 2u);
+  const jsonl::Reconciliation reconciliation = jsonl::reconcile(directory.path());
+  BOOST_TEST(reconciliation.generations.size() == 2u);
+  for (const jsonl::BooksCheck& books : reconciliation.generations) BOOST_TEST(books.persisted == 1u);
+  BOOST_TEST(reconciliation.all_books_balance());
+  BOOST_TEST(reconciliation.all_files_verify());
+  BOOST_TEST(reconciliation.unaccounted.empty());
+}
+
 BOOST_AUTO_TEST_CASE(credential_headers_keep_their_names_and_lose_their_values) {
   const std::vector<std::pair<std::string, bool>> table{
       {"Authorization", true},     {"proxy-authorization", true}, {"Cookie", true},

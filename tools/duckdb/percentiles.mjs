@@ -1,6 +1,6 @@
 // The per-group figures of `jsonl-perf summary`, computed by DuckDB with one SQL query
-// over a directory of perf_metrics-*.jsonl files: records per server kind and status, and
-// per metric the count and nearest-rank p50/p90/p99 and max, in milliseconds.
+// over a directory of perf_metrics-*.jsonl (or .jsonl.zst) files: records per server kind
+// and status, and per metric the count and nearest-rank p50/p90/p99 and max, in milliseconds.
 //
 //   node percentiles.mjs DIR     prints {"groups": [...]} as summary --json has them
 import { DuckDBInstance } from "@duckdb/node-api";
@@ -39,7 +39,7 @@ function rank(p) {
 }
 
 export function query(directory) {
-  const files = `${directory.replace(/'/g, "''")}/perf_metrics-*.jsonl`;
+  const files = `${directory.replace(/'/g, "''")}/perf_metrics-*.jsonl*`;
   const types = Object.entries(columns).map(([name, type]) => `${name}: '${type}'`).join(", ");
   const values = Object.entries(metrics)
     .map(([name, [workerValue, disaggValue]]) =>

@@ -26,12 +26,14 @@ struct LoadgenOptions {
   // metrics, on for request traces).
   std::optional<bool> durable;
   std::optional<unsigned> publish_interval_ms;  // how often the books may be published
+  std::optional<int> zstd_level;  // compressed files (zstd frames) at this level; empty: plain
 };
 
 struct ReplayOptions {
   std::string kind = "server";
   std::filesystem::path output_dir = "perf_metrics_out";
   std::string input = "-";  // a file, or "-" for standard input
+  std::optional<int> zstd_level;  // compressed files (zstd frames) at this level; empty: plain
 };
 
 struct SummaryOptions {

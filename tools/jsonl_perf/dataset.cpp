@@ -19,6 +19,8 @@
 #include <tuple>
 #include <vector>
 
+import jsonl.writer;
+
 namespace jsonl_perf {
 namespace {
 
@@ -121,14 +123,20 @@ void add_record(std::vector<double>& arrival_times, std::map<GroupKey, Group>& g
   }
 }
 
-// A stretch of one file that holds whole lines: the unit two threads share out. The
-// last piece of a file ends at the file's end, a torn last line included.
+// A stretch of one file that holds whole lines (of a compressed file, whole frames): the
+// unit two threads share out. The last piece of a file ends at the file's end, a torn
+// last line included; of a compressed file, at its last whole frame, with the bytes of
+// a torn frame after it.
 struct Piece {
   std::size_t file;
   std::uint64_t begin;
   std::uint64_t end;
   bool last;
+  bool compressed = false;
+  std::uint64_t torn_frame_bytes = 0;
 };
+
+bool is_compressed(const std::filesystem::path& file) { return file.extension() == ".zst"; }
 
 // What one piece holds, merged with the others' in file order.
 struct PieceResult {
@@ -184,11 +192,55 @@ std::uint64_t next_line_start(const FileReader& reader, std::uint64_t from, std:
   return size;
 }
 
+// A compressed file's pieces: frames, found by their headers (nothing is decoded), taken
+// until a piece holds about `piece_bytes` of content at a usual ratio. What follows the
+// last whole frame (a torn frame, or bytes that are no frame) rides on the last piece.
+void add_frame_pieces(std::size_t f, const FileReader& reader, std::uint64_t size, std::vector<Piece>& pieces) {
+  constexpr std::uint64_t compressed_piece_bytes = piece_bytes / 8;
+  std::string window;  // bytes of the file from window_at
+  std::uint64_t window_at = 0;
+  std::uint64_t begin = 0;
+  std::uint64_t at = 0;  // where the next frame starts
+  while (at < size) {
+    std::optional<std::size_t> frame;
+    if (at >= window_at && at - window_at < window.size()) {
+      try {
+        frame = jsonl::zstd_frame_size(std::string_view(window).substr(at - window_at));
+      } catch (const std::runtime_error&) {
+        break;
+      }
+    }
+    if (!frame) {
+      // Read the frame from its start, into a window twice as long as the last one when
+      // that one already started there.
+      const bool from_here = window_at == at && !window.empty();
+      if (from_here && window.size() >= size - at) break;  // the file ends inside the frame
+      const auto length = static_cast<std::size_t>(
+          std::min<std::uint64_t>(from_here ? window.size() * 2 : chunk_bytes, size - at));
+      window.resize(length);
+      window.resize(reader.read(at, window.data(), length));
+      window_at = at;
+      if (window.empty()) break;  // the file shrank under us
+      continue;
+    }
+    at += *frame;
+    if (at - begin >= compressed_piece_bytes || at == size) {
+      pieces.push_back({f, begin, at, at == size, true});
+      begin = at;
+    }
+  }
+  if (at < size) pieces.push_back({f, begin, at, true, true, size - at});
+}
+
 std::vector<Piece> pieces_of(const std::vector<std::filesystem::path>& files) {
   std::vector<Piece> pieces;
   for (std::size_t f = 0; f < files.size(); ++f) {
     const FileReader reader(files[f]);
     const std::uint64_t size = std::filesystem::file_size(files[f]);
+    if (is_compressed(files[f])) {
+      add_frame_pieces(f, reader, size, pieces);
+      continue;
+    }
     std::uint64_t begin = 0;
     do {
       const std::uint64_t end = size - begin <= piece_bytes ? size : next_line_start(reader, begin + piece_bytes, size);
@@ -226,11 +278,8 @@ void load_piece(const Piece& piece, const std::filesystem::path& file, PieceResu
                                                   ", skipped");
     }
   };
-  for (std::uint64_t offset = piece.begin; offset < piece.end;) {
-    const std::size_t got = reader.read(offset, chunk.data(), std::min<std::uint64_t>(chunk_bytes, piece.end - offset));
-    if (got == 0) break;
-    offset += got;
-    std::string_view rest(chunk.data(), got);
+  // Takes the lines of `rest`, which lies in a padded buffer.
+  const auto take_lines = [&](std::string_view rest) {
     for (std::size_t newline; (newline = rest.find('\n')) != std::string_view::npos; rest.remove_prefix(newline + 1)) {
       if (carry.empty()) {
         take_line(rest.substr(0, newline), false);
@@ -242,9 +291,40 @@ void load_piece(const Piece& piece, const std::filesystem::path& file, PieceResu
       }
     }
     carry.append(rest);
+  };
+  // A compressed piece's content is decoded into a buffer of its own, then copied into
+  // the padded chunk a piece of the decoder's output at a time.
+  std::optional<jsonl::ZstdDecoder> frames;
+  std::vector<char> compressed;
+  if (piece.compressed) {
+    frames.emplace();
+    compressed.resize(chunk_bytes);
+  }
+  for (std::uint64_t offset = piece.begin; offset < piece.end;) {
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(chunk_bytes, piece.end - offset));
+    if (!frames) {
+      const std::size_t got = reader.read(offset, chunk.data(), want);
+      if (got == 0) break;
+      offset += got;
+      take_lines(std::string_view(chunk.data(), got));
+      continue;
+    }
+    const std::size_t got = reader.read(offset, compressed.data(), want);
+    if (got == 0) break;
+    offset += got;
+    frames->decode(std::string_view(compressed.data(), got), [&](std::string_view content) {
+      std::memcpy(chunk.data(), content.data(), content.size());
+      take_lines(std::string_view(chunk.data(), content.size()));
+    });
   }
   carry.reserve(carry.size() + simdjson::SIMDJSON_PADDING);
   if (!carry.empty()) take_line(carry, true);
+  if (piece.torn_frame_bytes != 0) {
+    ++result.lines;
+    ++result.torn_lines;
+    result.notes.emplace_back(result.lines, "torn zstd frame at the end (" + std::to_string(piece.torn_frame_bytes) +
+                                                " bytes) or bytes that are no frame, skipped");
+  }
 }
 
 }  // namespace
@@ -256,7 +336,9 @@ Dataset load_dataset(const std::vector<std::filesystem::path>& paths, std::ostre
       std::vector<std::filesystem::path> found;
       for (const auto& item : std::filesystem::directory_iterator(path)) {
         const std::string name = item.path().filename().string();
-        if (name.rfind("perf_metrics-", 0) == 0 && item.path().extension() == ".jsonl") found.push_back(item.path());
+        if (name.rfind("perf_metrics-", 0) == 0 && (name.ends_with(".jsonl") || name.ends_with(".jsonl.zst"))) {
+          found.push_back(item.path());
+        }
       }
       std::sort(found.begin(), found.end());
       files.insert(files.end(), found.begin(), found.end());

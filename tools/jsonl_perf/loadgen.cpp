@@ -178,6 +178,7 @@ int run(Writer& writer, const LoadgenOptions& options, std::string_view subject,
 int run_loadgen(const LoadgenOptions& options, std::ostream& out, std::ostream& err) {
   const auto configure = [&](jsonl::WriterOptions writer_options) {
     writer_options.max_file_bytes = options.rotate_bytes;
+    if (options.zstd_level) writer_options.compression = jsonl::Compression::zstd(*options.zstd_level);
     if (options.durable) writer_options.durability.enabled = *options.durable;
     if (options.publish_interval_ms) {
       writer_options.durability.publish_interval = std::chrono::milliseconds(*options.publish_interval_ms);

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <iostream>
 #include <optional>
+#include <stdexcept>
 #include <string>
 
 #include "commands.hpp"
@@ -28,6 +29,30 @@ std::string parse_rate(const std::string& text, std::optional<double>& rate) {
   } catch (const std::exception&) {
   }
   return "--rate: expected a positive number of records/s or 'max', got '" + text + "'";
+}
+
+// "none", "zstd" (level 1) or "zstd:LEVEL"; the writer checks the level's range.
+std::string parse_compression(const std::string& text, std::optional<int>& level) {
+  if (text == "none") {
+    level.reset();
+    return {};
+  }
+  if (text == "zstd") {
+    level = 1;
+    return {};
+  }
+  if (text.starts_with("zstd:")) {
+    try {
+      std::size_t used = 0;
+      const int value = std::stoi(text.substr(5), &used);
+      if (used == text.size() - 5) {
+        level = value;
+        return {};
+      }
+    } catch (const std::exception&) {
+    }
+  }
+  return "--compression: expected 'none', 'zstd' or 'zstd:LEVEL', got '" + text + "'";
 }
 
 }  // namespace
@@ -70,11 +95,17 @@ int main(int argc, char** argv) {
                               "with durability: publish the books at most this often")
       ->check(CLI::PositiveNumber);
 
+  std::string compression = "none";
+  const std::string compression_help =
+      "zstd[:LEVEL]: every append one zstd frame, in .jsonl.zst files (level 1 unless given)";
+  loadgen_command->add_option("--compression", compression, compression_help)->capture_default_str();
+
   jsonl_perf::ReplayOptions replay;
   auto* replay_command = app.add_subcommand(
       "replay", "Write raw records (one JSON value a line) through a PerfMetricsJsonlWriter; print the file written");
   replay_command->add_option("--kind", replay.kind, "server kind, in the file name")->capture_default_str();
   replay_command->add_option("--output-dir", replay.output_dir, "where the JSONL file goes")->capture_default_str();
+  replay_command->add_option("--compression", compression, compression_help)->capture_default_str();
   replay_command->add_option("input", replay.input, "a file of raw records, or - for standard input")
       ->capture_default_str();
 
@@ -105,24 +136,36 @@ int main(int argc, char** argv) {
     return usage_error;
   }
 
-  if (*loadgen_command) {
-    loadgen.typed_records = records == "typed";
-    loadgen.request_trace = config == "request-trace";
-    if (durability != "default") loadgen.durable = durability == "on";
-    if (const std::string problem = parse_rate(rate, loadgen.rate); !problem.empty()) {
-      std::cerr << "jsonl-perf: " << problem << '\n';
-      return usage_error;
+  // Options the writers refuse (a zstd level out of range) are usage errors too.
+  try {
+    if (*loadgen_command) {
+      loadgen.typed_records = records == "typed";
+      loadgen.request_trace = config == "request-trace";
+      if (durability != "default") loadgen.durable = durability == "on";
+      for (const std::string& problem :
+           {parse_rate(rate, loadgen.rate), parse_compression(compression, loadgen.zstd_level)}) {
+        if (problem.empty()) continue;
+        std::cerr << "jsonl-perf: " << problem << '\n';
+        return usage_error;
+      }
+      return jsonl_perf::run_loadgen(loadgen, std::cout, std::cerr);
     }
-    return jsonl_perf::run_loadgen(loadgen, std::cout, std::cerr);
-  }
-  if (*replay_command) {
-    if (replay.input == "-") return jsonl_perf::run_replay(replay, std::cin, std::cout, std::cerr);
-    std::ifstream input(replay.input, std::ios::binary);
-    if (!input) {
-      std::cerr << "jsonl-perf: cannot read " << replay.input << '\n';
-      return usage_error;
+    if (*replay_command) {
+      if (const std::string problem = parse_compression(compression, replay.zstd_level); !problem.empty()) {
+        std::cerr << "jsonl-perf: " << problem << '\n';
+        return usage_error;
+      }
+      if (replay.input == "-") return jsonl_perf::run_replay(replay, std::cin, std::cout, std::cerr);
+      std::ifstream input(replay.input, std::ios::binary);
+      if (!input) {
+        std::cerr << "jsonl-perf: cannot read " << replay.input << '\n';
+        return usage_error;
+      }
+      return jsonl_perf::run_replay(replay, input, std::cout, std::cerr);
     }
-    return jsonl_perf::run_replay(replay, input, std::cout, std::cerr);
+  } catch (const std::invalid_argument& error) {
+    std::cerr << "jsonl-perf: " << error.what() << '\n';
+    return usage_error;
   }
   if (*verify_command) return jsonl_perf::run_verify(verify, std::cout, std::cerr);
   if (!html.empty()) summary.html = html;

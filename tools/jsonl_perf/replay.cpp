@@ -6,6 +6,7 @@
 #include <istream>
 #include <ostream>
 #include <string>
+#include <utility>
 
 #include "commands.hpp"
 #include "python_json.hpp"
@@ -15,7 +16,9 @@ import jsonl.perf_metrics;
 namespace jsonl_perf {
 
 int run_replay(const ReplayOptions& options, std::istream& in, std::ostream& out, std::ostream& err) {
-  jsonl::ArenaPerfMetricsJsonlWriter writer(options.output_dir, options.kind);
+  jsonl::WriterOptions writer_options = jsonl::perf_metrics_options(options.output_dir, options.kind);
+  if (options.zstd_level) writer_options.compression = jsonl::Compression::zstd(*options.zstd_level);
+  jsonl::ArenaPerfMetricsJsonlWriter writer(std::move(writer_options));
   writer.start();
   if (!writer.path()) return 1;  // the writer logged why
 
