@@ -2,7 +2,7 @@
 // POSIX's worst case (the model of ALICE, OSDI 2014, and CrashMonkey, OSDI 2018):
 //
 // - bytes written to a file since its last fsync are lost, or survive as a prefix of
-//   what was written since (a truncation included), cut anywhere;
+//   what was written since (a truncation or a cut to a size included), cut anywhere;
 // - a name created, renamed or unlinked in a directory since that directory's last fsync
 //   may or may not be there: each directory is either as it was at its last fsync or as
 //   it is now.
@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -39,10 +41,10 @@ namespace crash_model {
 
 // One change to the disk, paths relative to the recorded root.
 struct Change {
-  enum Kind { create, truncate, write, fsync_file, fsync_directory, rename, mkdir, unlink } kind;
+  enum Kind { create, truncate, shorten, write, fsync_file, fsync_directory, rename, mkdir, unlink } kind;
   std::string path;
   std::string to;  // rename's new name
-  std::uint64_t offset = 0;  // write's
+  std::uint64_t offset = 0;  // write's; shorten's new size
   std::string bytes;  // write's
 };
 
@@ -64,11 +66,23 @@ class CallRecorder : public jsonl::FileCalls {
     const bool append = (::fcntl(fd, F_GETFL) & O_APPEND) != 0;
     const off_t offset = append ? (::fstat(fd, &status) == 0 ? status.st_size : -1) : ::lseek(fd, 0, SEEK_CUR);
     const ssize_t written = inner_->write(fd, bytes, file);
-    if (written > 0) {
-      note({Change::write, relative(file), {}, static_cast<std::uint64_t>(offset),
-            std::string(bytes.substr(0, static_cast<std::size_t>(written)))});
+    // A failed write may still have landed a prefix (a test's cut write does): what
+    // the file grew by is what landed.
+    std::size_t landed = written > 0 ? static_cast<std::size_t>(written) : 0;
+    const int error = errno;
+    if (written < 0 && offset >= 0 && ::fstat(fd, &status) == 0 && status.st_size > offset) {
+      landed = std::min(bytes.size(), static_cast<std::size_t>(status.st_size - offset));
     }
+    if (landed > 0) {
+      note({Change::write, relative(file), {}, static_cast<std::uint64_t>(offset), std::string(bytes.substr(0, landed))});
+    }
+    errno = error;
     return written;
+  }
+  int ftruncate(int fd, off_t size, const std::filesystem::path& file) const override {
+    const int result = inner_->ftruncate(fd, size, file);
+    if (result == 0) note({Change::shorten, relative(file), {}, static_cast<std::uint64_t>(size)});
+    return result;
   }
   int fsync(int fd, const std::filesystem::path& file) const override {
     struct stat status {};
@@ -120,7 +134,7 @@ class Disk {
  public:
   struct File {
     std::string durable;             // as of its last fsync
-    std::vector<Change> since;       // truncations and writes after it, in order
+    std::vector<Change> since;       // truncations, cuts and writes after it, in order
   };
   using Entries = std::map<std::string, int>;  // path -> inode (-1: a directory)
 
@@ -134,6 +148,7 @@ class Disk {
         entries_[change.path] = -1;
         break;
       case Change::truncate:
+      case Change::shorten:
       case Change::write:
         if (const auto found = entries_.find(change.path); found != entries_.end() && found->second >= 0) {
           files_[static_cast<std::size_t>(found->second)].since.push_back(change);
@@ -167,8 +182,8 @@ class Disk {
     std::string bytes = file.durable;
     for (std::size_t i = 0; i < changes; ++i) {
       const Change& change = file.since[i];
-      if (change.kind == Change::truncate) {
-        bytes.clear();
+      if (change.kind == Change::truncate || change.kind == Change::shorten) {
+        bytes.resize(change.kind == Change::truncate ? 0 : std::min<std::size_t>(bytes.size(), change.offset));
         continue;
       }
       const std::string_view written =
@@ -250,9 +265,9 @@ class Disk {
   }
 
   // Where a change may be cut: after its first byte, in its middle, and inside its
-  // first multi-byte character; a truncation is whole or not at all.
+  // first multi-byte character; a truncation or a cut to a size is whole or not at all.
   static std::vector<std::size_t> cuts(const Change& change) {
-    if (change.kind == Change::truncate) return {0};
+    if (change.kind == Change::truncate || change.kind == Change::shorten) return {0};
     std::set<std::size_t> at{std::size_t{0}, std::min<std::size_t>(1, change.bytes.size()), change.bytes.size() / 2,
                              change.bytes.size()};
     for (std::size_t i = 0; i < change.bytes.size(); ++i) {

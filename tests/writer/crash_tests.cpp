@@ -99,4 +99,55 @@ BOOST_AUTO_TEST_CASE(a_successor_appending_to_the_same_file_holds_from_every_cra
   BOOST_TEST(explore() > 0u);
 }
 
+BOOST_AUTO_TEST_CASE(compressed_rotation_and_retention_hold_from_every_crash_point) {
+  auto options = recorded();
+  options.compression = jsonl::Compression::zstd();
+  options.batch_size = 4;
+  options.max_file_bytes = 150;
+  options.max_files = 2;
+  auto writer = make_writer(std::move(options));
+  writer->start();
+  for (int round = 0; round < 4; ++round) {
+    submit(*writer, 6, round * 6, "é and more");
+    BOOST_TEST_REQUIRE(writer->flush(10s));
+  }
+  writer->close();
+  BOOST_TEST(writer->stats().files_started > 2u);
+  BOOST_TEST(explore() > 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_compressed_frame_cut_off_after_a_full_disk_holds_from_every_crash_point) {
+  auto options = recorded();
+  options.compression = jsonl::Compression::zstd();
+  auto writer = make_writer(std::move(options));
+  writer->start();
+  submit(*writer, 4, 0, "é");
+  BOOST_TEST_REQUIRE(writer->flush(10s));
+  calls->cut_next_write(20, ENOSPC);
+  submit(*writer, 4, 4, "é");
+  BOOST_TEST_REQUIRE(writer->flush(10s));
+  submit(*writer, 4, 8, "é");
+  writer->close();
+  BOOST_TEST(writer->stats().dropped(jsonl::DropReason::write_error) == 4u);
+  BOOST_TEST(explore() > 0u);
+}
+
+BOOST_AUTO_TEST_CASE(a_torn_compressed_file_left_behind_holds_from_every_crash_point) {
+  auto options = recorded();
+  options.compression = jsonl::Compression::zstd();
+  auto writer = make_writer(std::move(options));
+  writer->start();
+  submit(*writer, 4, 0, "é");
+  BOOST_TEST_REQUIRE(writer->flush(10s));
+  calls->fail_truncates();
+  calls->cut_next_write(20, ENOSPC);
+  submit(*writer, 4, 4, "é");
+  BOOST_TEST_REQUIRE(writer->flush(10s));
+  submit(*writer, 4, 8, "é");
+  writer->close();
+  BOOST_TEST(writer->stats().unknown == 4u);
+  BOOST_TEST(writer->stats().files_started == 2u);
+  BOOST_TEST(explore() > 0u);
+}
+
 BOOST_AUTO_TEST_SUITE_END()
