@@ -411,18 +411,19 @@ BOOST_AUTO_TEST_CASE(compressed_trace_files_are_named_apart_for_each_writer_and_
     jsonl::RequestTraceWriter<> writer(options, "-7");
     writer.start();
     BOOST_TEST(writer.submit(record(jsonl::trace_requests, generation)));
+    BOOST_TEST(writer.submit(record(jsonl::trace_responses, generation)));
     writer.close();
   }
-  const std::regex compressed_name(R"(requests-7-[0-9a-f]{16}\.jsonl\.zst)");
+  const std::regex compressed_name(R"((requests|responses)-7-[0-9a-f]{16}\.jsonl\.zst)");
   for (const auto& entry : std::filesystem::directory_iterator(directory.path() / "2026-09-03T14")) {
     const std::string name = entry.path().filename().string();
     BOOST_TEST(std::regex_match(name, compressed_name), name);
     names.insert(name);
   }
-  BOOST_TEST(names.size() == 2u);
+  BOOST_TEST(names.size() == 4u);
   const jsonl::Reconciliation reconciliation = jsonl::reconcile(directory.path());
   BOOST_TEST(reconciliation.generations.size() == 2u);
-  for (const jsonl::BooksCheck& books : reconciliation.generations) BOOST_TEST(books.persisted == 1u);
+  for (const jsonl::BooksCheck& books : reconciliation.generations) BOOST_TEST(books.persisted == 2u);
   BOOST_TEST(reconciliation.all_books_balance());
   BOOST_TEST(reconciliation.all_files_verify());
   BOOST_TEST(reconciliation.unaccounted.empty());
