@@ -3,7 +3,6 @@ module;
 #include <boost/json/array.hpp>
 #include <boost/json/value.hpp>
 
-#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -15,7 +14,6 @@ module;
 #include <span>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <unistd.h>
 #include <utility>
 
@@ -64,21 +62,8 @@ void BucketDirectories::ensure(const FileCalls& calls, const std::filesystem::pa
   made_.insert(directory);
 }
 
-namespace {
-
-// `directory` and its missing parents, outermost first, through `calls`.
-void make_with_parents(const FileCalls& calls, const std::filesystem::path& directory) {
-  std::error_code error;
-  if (directory.empty() || std::filesystem::is_directory(directory, error)) return;
-  make_with_parents(calls, directory.parent_path());
-  if (calls.mkdir(directory, 0755) == 0 || (errno == EEXIST && std::filesystem::is_directory(directory, error))) return;
-  throw std::system_error(errno, std::generic_category(), "create directory " + directory.string());
-}
-
-}  // namespace
-
 void BucketDirectories::create(const FileCalls& calls, const std::filesystem::path& directory) const {
-  make_with_parents(calls, directory);
+  calls.make_directories(directory);
 }
 
 WriterOptions request_trace_options(std::optional<std::filesystem::path> output_dir, LogSink log_sink) {

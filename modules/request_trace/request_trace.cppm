@@ -135,16 +135,14 @@ class TraceRoute : public RecordRoute<TraceRecord<Payload>> {
 class TraceSink : public FileSink {
  public:
   TraceSink(std::shared_ptr<const FileCalls> calls, std::shared_ptr<const BucketDirectories> directories)
-      : FileSink(calls), calls_(calls ? std::move(calls) : std::make_shared<FileCalls>()),
-        directories_(std::move(directories)) {}
+      : FileSink(std::move(calls)), directories_(std::move(directories)) {}
 
   void append(const FileAppend& append, AppendOutcome& outcome) override {
-    directories_->ensure(*calls_, outcome.file.parent_path());
+    directories_->ensure(calls(), outcome.file.parent_path());
     FileSink::append(append, outcome);
   }
 
  private:
-  std::shared_ptr<const FileCalls> calls_;
   std::shared_ptr<const BucketDirectories> directories_;
 };
 

@@ -238,6 +238,38 @@ BOOST_AUTO_TEST_CASE(a_frame_that_cannot_be_cut_off_closes_its_file_and_the_writ
   BOOST_TEST(reconciliation.unaccounted.empty());
 }
 
+BOOST_AUTO_TEST_CASE(a_routed_file_left_torn_takes_no_more_frames) {
+  struct OneFile : jsonl::RecordRoute<json::value> {
+    explicit OneFile(std::filesystem::path file) : file(std::move(file)) {}
+    std::filesystem::path route(const json::value&) const override { return file; }
+    std::filesystem::path file;
+  };
+  const std::filesystem::path routed = directory.path() / "routed.jsonl.zst";
+  auto options = compressed(durable());
+  options.batch_size = 5;
+  Writer writer(std::move(options), std::make_shared<jsonl::JsonLineFormat>(), nullptr,
+                std::make_shared<OneFile>(routed));
+  writer.start();
+  submit(writer, 5);
+  BOOST_TEST_REQUIRE(writer.flush(10s));
+  calls->fail_truncates();
+  calls->cut_next_write(9, ENOSPC);
+  submit(writer, 5, 5);
+  BOOST_TEST_REQUIRE(writer.flush(10s));
+  submit(writer, 5, 10);
+  writer.close();
+
+  const std::string file = jsonl_test::read_file(routed);
+  BOOST_TEST(frames_of(file).contents.size() == 1u);
+  BOOST_TEST(frames_of(file).whole_bytes + 9 == file.size());
+  BOOST_TEST(writer.stats().written == 5u);
+  BOOST_TEST(writer.stats().unknown == 5u);
+  BOOST_TEST(writer.stats().dropped(jsonl::DropReason::write_error) == 5u);
+  const jsonl::Reconciliation reconciliation = jsonl::reconcile(directory.path());
+  BOOST_TEST(reconciliation.all_books_balance());
+  BOOST_TEST(reconciliation.all_files_verify());
+}
+
 BOOST_AUTO_TEST_CASE(the_books_claim_frames_and_the_verifier_decodes_them) {
   auto options = compressed(durable());
   options.batch_size = 8;

@@ -152,7 +152,7 @@ std::string WriterBooks::document(const WriterStats& counts, bool closed) const 
 void WriterBooks::write_document(const std::string& document) const {
   const FileCalls& calls = *options_.durability.calls;
   const std::filesystem::path directory = document_file_.parent_path();
-  if (make_directories(calls, directory)) {
+  if (calls.make_directories(directory)) {
     // A new directory's name is durable only once its parent is fsynced: without that a
     // crash could take the books away from files that outlive it.
     const std::filesystem::path parent = directory.parent_path();

@@ -36,11 +36,6 @@ constexpr std::uint64_t chunk_bytes = 1 << 20;
 // Documents are read whole; a larger one is reported rather than read.
 constexpr std::uint64_t max_document_bytes = std::uint64_t{64} << 20;
 
-// "<what>: <errno's message>"
-[[noreturn]] void throw_errno(const std::string& what) {
-  throw std::system_error(errno, std::generic_category(), what);
-}
-
 // Opens `relative` (a plain relative path, see FileClaim) under `root` for reading,
 // following no symbolic link on the way and reading nothing but a regular file: a
 // document names its files, and nothing it names may lead the verifier out of the
@@ -50,20 +45,20 @@ detail::FileDescriptor open_inside(const std::filesystem::path& root, const std:
   const std::filesystem::path last = relative.filename();
   for (const std::filesystem::path& part : relative.parent_path()) {
     detail::FileDescriptor next(::openat(at.get(), part.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (!next.is_open()) {
-      throw_errno(errno == ELOOP || errno == ENOTDIR ? part.string() + " on the way to " + relative.string() +
-                                                           " is a symbolic link or not a directory"
-                                                     : "open " + part.string());
+    if (!next.is_open() && (errno == ELOOP || errno == ENOTDIR)) {
+      throw std::runtime_error(part.string() + " on the way to " + relative.string() +
+                               " is a symbolic link or not a directory: not followed");
     }
+    if (!next.is_open()) detail::throw_errno("open", part);
     at = std::move(next);
   }
   detail::FileDescriptor file(::openat(at.get(), last.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
   if (!file.is_open()) {
     if (errno == ELOOP) throw std::runtime_error(relative.string() + " is a symbolic link: not followed");
-    throw_errno("open " + relative.string());
+    detail::throw_errno("open", relative);
   }
   struct stat status {};
-  if (::fstat(file.get(), &status) != 0) throw_errno("fstat " + relative.string());
+  if (::fstat(file.get(), &status) != 0) detail::throw_errno("fstat", relative);
   if (!S_ISREG(status.st_mode)) throw std::runtime_error(relative.string() + " is not a regular file");
   return file;
 }

@@ -3,9 +3,11 @@ module;
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <string_view>
+#include <system_error>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -34,5 +36,14 @@ int FileCalls::mkdir(const std::filesystem::path& directory, mode_t mode) const 
 }
 
 int FileCalls::unlink(const std::filesystem::path& file) const { return ::unlink(file.c_str()); }
+
+bool FileCalls::make_directories(const std::filesystem::path& directory) const {
+  std::error_code error;
+  if (directory.empty() || std::filesystem::is_directory(directory, error)) return false;
+  const bool parents = make_directories(directory.parent_path());
+  if (mkdir(directory, 0755) == 0) return true;
+  if (errno == EEXIST && std::filesystem::is_directory(directory, error)) return parents;
+  throw std::system_error(errno, std::generic_category(), "create directory " + directory.string());
+}
 
 }  // namespace jsonl

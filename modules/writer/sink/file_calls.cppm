@@ -27,6 +27,12 @@ class FileCalls {
   virtual int rename(const std::filesystem::path& from, const std::filesystem::path& to) const;
   virtual int mkdir(const std::filesystem::path& directory, mode_t mode) const;
   virtual int unlink(const std::filesystem::path& file) const;
+
+  // Creates `directory` and every missing parent with mkdir above, outermost first, as
+  // std::filesystem::create_directories would. Returns whether it created any; throws
+  // std::system_error ("create directory <path>") when one cannot be created or a part
+  // is not a directory.
+  bool make_directories(const std::filesystem::path& directory) const;
 };
 
 }  // namespace jsonl

@@ -58,7 +58,7 @@ FileDescriptor open_recreating_directory(const FileCalls& calls, const std::file
     if (fd.get() < 0) throw_errno("open", file);
     return fd;
   }
-  recreated_directory = detail::make_directories(calls, file.parent_path());
+  recreated_directory = calls.make_directories(file.parent_path());
   FileDescriptor fd = open_for_append(calls, file);
   if (fd.get() < 0) throw_errno("open", file);
   return fd;

@@ -1,6 +1,6 @@
 // What the implementation units that make system calls share: an owned file descriptor,
-// errno's messages, the one write-with-retry loop, and the host's name. A module implementation partition: nothing of it
-// is exported.
+// errno's messages, the one write-with-retry loop, and the host's name. A module
+// implementation partition: nothing of it is exported.
 module;
 
 #include <cerrno>
@@ -84,18 +84,6 @@ inline std::size_t write_fully(const FileCalls& calls, int fd, std::string_view 
     }
   }
   return done;
-}
-
-// Creates `directory` and every missing parent through `calls`, outermost first, as
-// std::filesystem::create_directories would. Returns whether it created any; throws
-// std::system_error when one cannot be created or a part is not a directory.
-inline bool make_directories(const FileCalls& calls, const std::filesystem::path& directory) {
-  std::error_code error;
-  if (directory.empty() || std::filesystem::is_directory(directory, error)) return false;
-  const bool parents = make_directories(calls, directory.parent_path());
-  if (calls.mkdir(directory, 0755) == 0) return true;
-  if (errno == EEXIST && std::filesystem::is_directory(directory, error)) return parents;
-  throw_errno("create directory", directory);
 }
 
 inline std::string host_name() {

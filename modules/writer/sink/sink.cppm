@@ -123,6 +123,10 @@ class FileSink : public Sink {
   void make_durable(std::span<AppendOutcome> outcomes) override;
   void end_commit() noexcept override;
 
+ protected:
+  // The system calls it makes, for a sink that makes more of its own (directories).
+  const FileCalls& calls() const noexcept { return *calls_; }
+
  private:
   struct Files;
   std::shared_ptr<const FileCalls> calls_;

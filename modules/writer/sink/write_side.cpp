@@ -33,7 +33,7 @@ bool WriteSide::start() {
   const std::filesystem::path& directory = *options.output_dir;
   std::error_code error;
   try {
-    make_directories(*options.durability.calls, directory);
+    options.durability.calls->make_directories(directory);
   } catch (const std::system_error& failure) {
     error = failure.code();
   }
