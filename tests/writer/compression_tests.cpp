@@ -143,27 +143,26 @@ BOOST_AUTO_TEST_CASE(a_successor_never_appends_to_its_predecessors_compressed_fi
 }
 
 BOOST_AUTO_TEST_CASE(rotation_counts_bytes_on_disk) {
-  auto options = compressed(jsonl_test::test_options(directory.path(), log));
-  options.batch_size = 10;
-  options.max_file_bytes = 2000;
-  auto writer = make_writer(options);
-  writer->start();
-  // Alike lines: 100 records of about 300 bytes each compress far below the limit
-  // taken together, though ten of them exceed it uncompressed.
-  submit(*writer, 100, 0, std::string(250, 'x'));
-  writer->close();
-  BOOST_TEST(writer->stats().uncompressed_bytes_written > 10u * *options.max_file_bytes);
+  // Alike lines of about 300 bytes, in batches of ten, under a size limit.
+  const auto write_alike = [&](const std::filesystem::path& where, int records, std::uint64_t max_file_bytes) {
+    auto options = compressed(jsonl_test::test_options(where, log));
+    options.batch_size = 10;
+    options.max_file_bytes = max_file_bytes;
+    auto writer = make_writer(options);
+    writer->start();
+    submit(*writer, records, 0, std::string(250, 'x'));
+    writer->close();
+    return writer;
+  };
+  // 100 records compress far below the limit taken together, though ten of them exceed
+  // it uncompressed.
+  const auto writer = write_alike(directory.path(), 100, 2000);
+  BOOST_TEST(writer->stats().uncompressed_bytes_written > 10u * 2000);
   BOOST_TEST(writer->stats().files_started == 1u);
 
   // A limit below two frames: each file holds what fits on disk, an append never split.
   jsonl_test::ScratchDirectory small_directory;
-  auto small = compressed(jsonl_test::test_options(small_directory.path(), log));
-  small.batch_size = 10;
-  small.max_file_bytes = 1;
-  auto rotating = make_writer(small);
-  rotating->start();
-  submit(*rotating, 30, 0, std::string(250, 'x'));
-  rotating->close();
+  const auto rotating = write_alike(small_directory.path(), 30, 1);
   const std::vector<std::filesystem::path> files = data_files(small_directory.path());
   BOOST_TEST(files.size() == rotating->stats().appends);
   for (const std::filesystem::path& file : files) BOOST_TEST(frames_of(jsonl_test::read_file(file)).contents.size() == 1u);

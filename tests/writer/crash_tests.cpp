@@ -35,6 +35,43 @@ struct CrashPoints : Durable {
     std::printf("%zu crash states explored over %zu crash points\n", exploration.states, exploration.points);
     return exploration.states;
   }
+
+  // Rotation by size with retention of two files: four flushed rounds of six records.
+  std::unique_ptr<Writer> rotate_and_retain(jsonl::WriterOptions options, std::uint64_t max_file_bytes) {
+    options.batch_size = 4;
+    options.max_file_bytes = max_file_bytes;
+    options.max_files = 2;
+    auto writer = make_writer(std::move(options));
+    writer->start();
+    for (int round = 0; round < 4; ++round) {
+      submit(*writer, 6, round * 6, "é and more");
+      BOOST_TEST_REQUIRE(writer->flush(10s));
+    }
+    writer->close();
+    return writer;
+  }
+
+  // Three flushed commits of four records; the second meets a full disk after its write
+  // landed 20 bytes (and, with `truncates_fail`, cannot cut them off again).
+  std::unique_ptr<Writer> meet_a_full_disk(jsonl::WriterOptions options, bool truncates_fail = false) {
+    auto writer = make_writer(std::move(options));
+    writer->start();
+    submit(*writer, 4, 0, "é");
+    BOOST_TEST_REQUIRE(writer->flush(10s));
+    if (truncates_fail) calls->fail_truncates();
+    calls->cut_next_write(20, ENOSPC);
+    submit(*writer, 4, 4, "é");
+    BOOST_TEST_REQUIRE(writer->flush(10s));
+    submit(*writer, 4, 8, "é");
+    writer->close();
+    return writer;
+  }
+
+  jsonl::WriterOptions compressed() {
+    auto options = recorded();
+    options.compression = jsonl::Compression::zstd();
+    return options;
+  }
 };
 
 }  // namespace
@@ -42,17 +79,7 @@ struct CrashPoints : Durable {
 BOOST_FIXTURE_TEST_SUITE(crash_points, CrashPoints)
 
 BOOST_AUTO_TEST_CASE(rotation_and_retention_hold_from_every_crash_point) {
-  auto options = recorded();
-  options.batch_size = 4;
-  options.max_file_bytes = 300;
-  options.max_files = 2;
-  auto writer = make_writer(std::move(options));
-  writer->start();
-  for (int round = 0; round < 4; ++round) {
-    submit(*writer, 6, round * 6, "é and more");
-    BOOST_TEST_REQUIRE(writer->flush(10s));
-  }
-  writer->close();
+  rotate_and_retain(recorded(), 300);
   BOOST_TEST(explore() > 0u);
 }
 
@@ -71,15 +98,7 @@ BOOST_AUTO_TEST_CASE(a_failed_fsync_holds_from_every_crash_point) {
 }
 
 BOOST_AUTO_TEST_CASE(a_full_disk_in_a_commit_holds_from_every_crash_point) {
-  auto writer = make_writer(recorded());
-  writer->start();
-  submit(*writer, 4, 0, "é");
-  BOOST_TEST_REQUIRE(writer->flush(10s));
-  calls->cut_next_write(20, ENOSPC);
-  submit(*writer, 4, 4, "é");
-  BOOST_TEST_REQUIRE(writer->flush(10s));
-  submit(*writer, 4, 8, "é");
-  writer->close();
+  meet_a_full_disk(recorded());
   BOOST_TEST(explore() > 0u);
 }
 
@@ -100,51 +119,19 @@ BOOST_AUTO_TEST_CASE(a_successor_appending_to_the_same_file_holds_from_every_cra
 }
 
 BOOST_AUTO_TEST_CASE(compressed_rotation_and_retention_hold_from_every_crash_point) {
-  auto options = recorded();
-  options.compression = jsonl::Compression::zstd();
-  options.batch_size = 4;
-  options.max_file_bytes = 150;
-  options.max_files = 2;
-  auto writer = make_writer(std::move(options));
-  writer->start();
-  for (int round = 0; round < 4; ++round) {
-    submit(*writer, 6, round * 6, "é and more");
-    BOOST_TEST_REQUIRE(writer->flush(10s));
-  }
-  writer->close();
+  const auto writer = rotate_and_retain(compressed(), 150);
   BOOST_TEST(writer->stats().files_started > 2u);
   BOOST_TEST(explore() > 0u);
 }
 
 BOOST_AUTO_TEST_CASE(a_compressed_frame_cut_off_after_a_full_disk_holds_from_every_crash_point) {
-  auto options = recorded();
-  options.compression = jsonl::Compression::zstd();
-  auto writer = make_writer(std::move(options));
-  writer->start();
-  submit(*writer, 4, 0, "é");
-  BOOST_TEST_REQUIRE(writer->flush(10s));
-  calls->cut_next_write(20, ENOSPC);
-  submit(*writer, 4, 4, "é");
-  BOOST_TEST_REQUIRE(writer->flush(10s));
-  submit(*writer, 4, 8, "é");
-  writer->close();
+  const auto writer = meet_a_full_disk(compressed());
   BOOST_TEST(writer->stats().dropped(jsonl::DropReason::write_error) == 4u);
   BOOST_TEST(explore() > 0u);
 }
 
 BOOST_AUTO_TEST_CASE(a_torn_compressed_file_left_behind_holds_from_every_crash_point) {
-  auto options = recorded();
-  options.compression = jsonl::Compression::zstd();
-  auto writer = make_writer(std::move(options));
-  writer->start();
-  submit(*writer, 4, 0, "é");
-  BOOST_TEST_REQUIRE(writer->flush(10s));
-  calls->fail_truncates();
-  calls->cut_next_write(20, ENOSPC);
-  submit(*writer, 4, 4, "é");
-  BOOST_TEST_REQUIRE(writer->flush(10s));
-  submit(*writer, 4, 8, "é");
-  writer->close();
+  const auto writer = meet_a_full_disk(compressed(), true);
   BOOST_TEST(writer->stats().unknown == 4u);
   BOOST_TEST(writer->stats().files_started == 2u);
   BOOST_TEST(explore() > 0u);
