@@ -271,6 +271,19 @@ elseif(CHECK STREQUAL "compressed")
     message(FATAL_ERROR "${torn_records} records read before the torn frame, of ${all_records}")
   endif()
 
+  # A compressed loadgen killed (SIGKILL, at execute_process's timeout) while writing:
+  # summary reads every whole frame of what it left, and a torn last frame, if the kill
+  # left one, counts as torn.
+  execute_process(COMMAND "${TOOL}" loadgen --duration 60 --rate 20000 --compression zstd
+                          --output-dir "${SCRATCH}/killed" TIMEOUT 2 OUTPUT_QUIET ERROR_QUIET)
+  run_tool(EXPECT 0 ARGS summary --json "${SCRATCH}/killed")
+  expect_json_equal("${stdout}" 0 bad_lines)
+  string(JSON killed_records GET "${stdout}" groups 0 records)
+  string(JSON killed_torn GET "${stdout}" torn_lines)
+  if(NOT killed_records GREATER 1000 OR killed_torn GREATER 1)
+    message(FATAL_ERROR "a killed writer's file: ${killed_records} records, ${killed_torn} torn")
+  endif()
+
   # Request traces: a file per kind and writer, named apart from any predecessor's.
   run_tool(EXPECT 0 ARGS loadgen --config request-trace --compression zstd --duration 1 --rate 400
            --output-dir "${SCRATCH}/traces")
