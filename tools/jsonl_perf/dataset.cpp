@@ -136,8 +136,6 @@ struct Piece {
   std::uint64_t torn_frame_bytes = 0;
 };
 
-bool is_compressed(const std::filesystem::path& file) { return file.extension() == ".zst"; }
-
 // What one piece holds, merged with the others' in file order.
 struct PieceResult {
   std::map<GroupKey, Group> groups;
@@ -237,7 +235,7 @@ std::vector<Piece> pieces_of(const std::vector<std::filesystem::path>& files) {
   for (std::size_t f = 0; f < files.size(); ++f) {
     const FileReader reader(files[f]);
     const std::uint64_t size = std::filesystem::file_size(files[f]);
-    if (is_compressed(files[f])) {
+    if (jsonl::is_compressed_file(files[f])) {
       add_frame_pieces(f, reader, size, pieces);
       continue;
     }

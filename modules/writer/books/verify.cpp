@@ -92,11 +92,8 @@ class ReadOnlyFile {
   std::string buffer_;
 };
 
-// A file the writer compressed: its bytes are zstd frames of lines.
-bool is_compressed(const std::filesystem::path& file) { return file.extension() == ".zst"; }
-
 bool is_data_file(const std::filesystem::path& file) {
-  return file.extension() == ".jsonl" || (is_compressed(file) && file.stem().extension() == ".jsonl");
+  return file.extension() == ".jsonl" || (is_compressed_file(file) && file.stem().extension() == ".jsonl");
 }
 
 // Feeds `lines` the lines [begin, end) of `file` holds: its bytes, or for a compressed
@@ -162,7 +159,7 @@ FileCheck check_file(const std::filesystem::path& output_dir, const detail::File
     }
     detail::LineScan records(detail::LineScan::check_json);
     detail::LineScan unknown(detail::LineScan::count_only);
-    const bool compressed = is_compressed(claim.file);
+    const bool compressed = is_compressed_file(claim.file);
     // Persisted bytes are whole frames; an unknown extent may hold part of one.
     const auto scan_persisted = [&](std::uint64_t begin, std::uint64_t end) {
       if (!feed_lines(file, compressed, begin, end, records)) {
@@ -208,7 +205,7 @@ UnaccountedBytes measure_unclaimed(const std::filesystem::path& output_dir, std:
   unclaimed.size = data.size();
   std::sort(ranges.begin(), ranges.end());
   detail::LineScan lines(detail::LineScan::count_only);
-  const bool compressed = is_compressed(unclaimed.file);
+  const bool compressed = is_compressed_file(unclaimed.file);
   const auto gap = [&](std::uint64_t begin, std::uint64_t end) {
     if (begin >= end) return;
     unclaimed.unclaimed_bytes += end - begin;

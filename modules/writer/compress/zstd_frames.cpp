@@ -4,6 +4,7 @@ module;
 #include <zstd_errors.h>
 
 #include <cstddef>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -23,6 +24,8 @@ std::runtime_error zstd_error(std::string_view what, std::size_t code) {
 }
 
 }  // namespace
+
+bool is_compressed_file(const std::filesystem::path& file) { return file.extension() == ".zst"; }
 
 std::optional<std::size_t> zstd_frame_size(std::string_view bytes) {
   const std::size_t size = ZSTD_findFrameCompressedSize(bytes.data(), bytes.size());

@@ -6,6 +6,7 @@ module;
 
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,9 @@ export module jsonl.writer:zstd_frames;
 import :sink;
 
 export namespace jsonl {
+
+// Whether `file` is one the writer compressed: its name ends in ".zst".
+bool is_compressed_file(const std::filesystem::path& file);
 
 // The size of the zstd frame `bytes` begins with, when all of it is in `bytes`; empty
 // when `bytes` ends before the frame does (a torn frame at a file's end, or a window

@@ -11,12 +11,12 @@ export module jsonl.writer:file_calls;
 export namespace jsonl {
 
 // One virtual per system call that changes the disk (opening a file that may be created
-// or truncated, writing, cutting a file short, fsync, rename, mkdir, unlink), each with the POSIX contract of
-// the call it stands for (a result of -1 sets errno). The defaults make the real call;
-// a test substitutes one to land a prefix and fail, to fail an fsync, to block one, or to
-// record every call and what it changed. `file` names what `fd` refers to. Called on the
-// write worker, on the thread calling start() or close(), and by a request trace's
-// groups; must be thread-safe.
+// or truncated, writing, cutting a file short, fsync, rename, mkdir, unlink), each with
+// the POSIX contract of the call it stands for (a result of -1 sets errno). The defaults
+// make the real call; a test substitutes one to land a prefix and fail, to fail an fsync,
+// to block one, or to record every call and what it changed. `file` names what `fd`
+// refers to. Called on the write worker, on the thread calling start() or close(), and by
+// a request trace's groups; must be thread-safe.
 class FileCalls {
  public:
   virtual ~FileCalls() = default;

@@ -82,7 +82,8 @@ class Sink {
   virtual ~Sink() = default;
 
   // Appends `append.bytes` to the file `outcome.file` names and says in `outcome` what
-  // became of it (all but content_bytes, which the caller fills in). `outcome` arrives reset (AppendOutcome::reset), naming append.file, or
+  // became of it (all but content_bytes, which the caller fills in). `outcome` arrives
+  // reset (AppendOutcome::reset), naming append.file, or
   // when that is empty the writer's current file. An outcome with an error says how
   // much landed; an exception means nothing of it was written: std::system_error and
   // its kin that the filesystem refused it (a write error, warned once per run of
