@@ -103,10 +103,14 @@ FrameCompressor::FrameCompressor(FrameCompressor&&) noexcept = default;
 FrameCompressor& FrameCompressor::operator=(FrameCompressor&&) noexcept = default;
 FrameCompressor::~FrameCompressor() = default;
 
-void FrameCompressor::compress(FileAppend& append) {
+void FrameCompressor::reserve(std::size_t content_bytes) {
   std::string& frame = context_->frame;
-  const std::size_t bound = ZSTD_compressBound(append.bytes.size());
-  if (frame.size() < bound) frame.resize(bound);
+  if (const std::size_t bound = ZSTD_compressBound(content_bytes); frame.size() < bound) frame.resize(bound);
+}
+
+void FrameCompressor::compress(FileAppend& append) {
+  reserve(append.bytes.size());
+  std::string& frame = context_->frame;
   const std::size_t size =
       ZSTD_compress2(context_->context.get(), frame.data(), frame.size(), append.bytes.data(), append.bytes.size());
   if (ZSTD_isError(size)) throw zstd_error("zstd compression", size);

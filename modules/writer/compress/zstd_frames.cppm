@@ -69,8 +69,10 @@ export namespace jsonl::detail {
 
 // Turns an append's lines into one zstd frame in place, its content size and checksum
 // in the frame. One per batch a drain serializes side by side, reused batch after batch:
-// its context and scratch space are allocated once, and a frame is copied into the
-// append's own text, so that in steady state compressing allocates nothing.
+// its scratch space is sized ahead (reserve), and a frame is copied into the append's
+// own text, so that in steady state compressing allocates nothing of ours. zstd's
+// context resizes its own workspace (with malloc) when a frame's size is of another
+// order than the one before.
 class FrameCompressor {
  public:
   explicit FrameCompressor(int level);
@@ -78,6 +80,8 @@ class FrameCompressor {
   FrameCompressor& operator=(FrameCompressor&&) noexcept;
   ~FrameCompressor();
 
+  // Makes room for the frame of up to `content_bytes` bytes of lines.
+  void reserve(std::size_t content_bytes);
   // Replaces `append.bytes` (whole lines) by their frame and sets frame_content_size.
   // Throws std::runtime_error when zstd fails.
   void compress(FileAppend& append);

@@ -11,9 +11,18 @@ import :batch_serializer;
 
 namespace jsonl::detail {
 
-void SerializedBatch::compress(const Compression& compression) {
+void SerializedBatch::prepare(std::size_t batch_size, std::size_t room, const Compression& compression) {
+  for (std::string& text : spare_texts) text.reserve(room);
+  outcomes.reserve(batch_size);
+  appends.reserve(1);
+  chunk_texts.reserve(spare_texts.size());
   if (!compression.enabled()) return;
   if (!compressor) compressor.emplace(compression.level);
+  compressor->reserve(room);
+}
+
+void SerializedBatch::compress(const Compression& compression) {
+  if (!compression.enabled()) return;
   for (FileAppend& append : appends) {
     if (append.records != 0) compressor->compress(append);
   }

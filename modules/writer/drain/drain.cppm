@@ -44,7 +44,9 @@ class Drain {
                                                          std::size_t{batches_per_round}))),
         // The texts of a round being serialized, and of the one before it at the write
         // side: enough that a plain writer never makes another.
-        spare_texts_(round_batches_ * (chunks_per_batch() + 1)) {}
+        spare_texts_(round_batches_ * (chunks_per_batch() + 1)) {
+    round_.reserve(round_batches_);
+  }
 
   // Any thread, once admitted with `ticket`.
   void push(std::uint64_t ticket, Record&& record) noexcept { ring_.put(ticket, std::move(record)); }
@@ -174,25 +176,26 @@ class Drain {
     state_->accounts.serialized(records, side_by_side);
   }
 
-  // Gives each batch of the round a text to serialize into for every chunk it may have,
-  // taken from the texts the write side is done with, so that in steady state nothing
-  // is allocated for them. A text may serve as a chunk's one round and as a whole
-  // append's the next: every text the drain holds is grown at once to fit the longest
-  // append so far (rounded up to a power of two, up to a bound), rather than again and
-  // again as its role changes.
+  // Readies every batch a round may hold, not only this round's: a batch serialized for
+  // the first time, when the load first fills a round, finds its buffers as large as the
+  // others'. Its texts come from those the write side is done with, so that in steady
+  // state nothing is allocated for them. A text may serve as a chunk's one round and as a
+  // whole append's the next: every text the drain holds is grown at once to fit the
+  // longest append so far (rounded up to a power of two, up to a bound), rather than
+  // again and again as its role changes.
   void prepare_buffers() {
     write_side_.reclaim(spare_texts_, spare_appends_);
-    if (serialized_.size() < round_.size()) serialized_.resize(round_.size());
+    spare_appends_.reserve(round_batches_);
+    serialized_.resize(round_batches_);
     const std::size_t room = std::bit_ceil(largest_text_);
     for (std::string& text : spare_texts_) text.reserve(room);
-    for (std::size_t i = 0; i < round_.size(); ++i) {
-      std::vector<std::string>& spare = serialized_[i].spare_texts;
-      while (spare.size() < chunks_per_batch()) {
+    for (SerializedBatch& batch : serialized_) {
+      while (batch.spare_texts.size() < chunks_per_batch()) {
         if (spare_texts_.empty()) spare_texts_.emplace_back();
-        spare.push_back(std::move(spare_texts_.back()));
+        batch.spare_texts.push_back(std::move(spare_texts_.back()));
         spare_texts_.pop_back();
       }
-      for (std::string& text : spare) text.reserve(room);
+      batch.prepare(state_->options.batch_size, room, state_->options.compression);
     }
   }
 

@@ -3,6 +3,7 @@
 // implementation partition: only the write side's implementation imports it.
 module;
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -46,6 +47,7 @@ struct WriteSide::State {
                                    : std::make_shared<FileSink>(writer->options.durability.calls)),
         sink(writer->options, *configured) {
     if (writer->options.durability.enabled && writer->options.output_dir) books.emplace(writer->options);
+    spent_texts.reserve(std::max<std::size_t>(1, writer->options.queue_size / writer->options.batch_size));
   }
 
   const std::shared_ptr<WriterState> writer;
@@ -82,7 +84,9 @@ struct WriteSide::State {
   // The outcomes of the appends performed now, kept to be reset rather than made anew.
   std::vector<AppendOutcome> outcomes;
 
-  // What performed jobs leave for the drain to fill again (WriteSide::reclaim).
+  // What performed jobs leave for the drain to fill again (WriteSide::reclaim). Room for
+  // the texts of as many full batches as the queue holds, made at once: the first round
+  // that fills many batches does not grow it.
   std::vector<std::string> spent_texts;
   std::vector<std::vector<FileAppend>> spent_lists;
 
