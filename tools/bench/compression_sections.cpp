@@ -28,12 +28,9 @@ import jsonl.request_trace;
 namespace jsonl_bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using Record = jsonl::perf::PerfMetricsRecord;
 
 constexpr int level = 1;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 // Compresses each append into one frame on the write worker, then appends it as
 // FileSink does: compression off the drain.
@@ -120,27 +117,9 @@ double compressing_alone(const std::vector<std::string>& batches, std::size_t re
 // What bounds the writer, which must also serialize: each thread serializing its share
 // a batch at a time and compressing each batch into a frame, nothing handed over.
 double serializing_and_compressing_alone(std::vector<Record> records, unsigned threads) {
-  const auto start = Clock::now();
-  {
-    std::vector<std::jthread> workers;
-    const std::size_t share = (records.size() + threads - 1) / threads;
-    for (unsigned t = 0; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        const jsonl::PerfMetricsTypedFormat format;
-        Compressor compress;
-        std::string lines;
-        const std::size_t end = std::min(records.size(), (t + 1) * share);
-        for (std::size_t i = t * share; i < end; ++i) {
-          format.append_line(records[i], lines);
-          records[i] = Record();
-          if ((i + 1) % jsonl::perf_metrics_batch_size != 0 && i + 1 != end) continue;
-          compress(lines);
-          lines.clear();
-        }
-      });
-    }
-  }
-  return records.size() / seconds_since(start);
+  std::vector<Compressor> compressors(threads);
+  return serialize_in_batches(std::move(records), threads,
+                              [&](unsigned thread, const std::string& lines) { compressors[thread](lines); });
 }
 
 std::vector<std::string> serialized_batches(std::vector<Record> records) {

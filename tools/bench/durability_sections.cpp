@@ -20,8 +20,6 @@
 namespace jsonl_bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // The real calls, counting the data files' fsyncs, each made at least `fsync_floor` long.
 class CountingCalls : public jsonl::FileCalls {
  public:

@@ -27,10 +27,7 @@
 namespace jsonl_bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using Record = jsonl::perf::PerfMetricsRecord;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 jsonl::WriterOptions quiet_options(const std::filesystem::path& directory, std::size_t queue_size) {
   auto options =
@@ -171,28 +168,11 @@ EndToEnd end_to_end(std::vector<Record> records, const std::filesystem::path& di
 double serializer_alone(std::vector<Record> records, unsigned threads, const std::filesystem::path& write_to = {}) {
   const int file = write_to.empty() ? -1 : ::open(write_to.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND, 0644);
   if (!write_to.empty() && file < 0) std::perror(("serializer_alone: " + write_to.string()).c_str());
-  const auto start = Clock::now();
-  {
-    std::vector<std::jthread> workers;
-    const std::size_t share = (records.size() + threads - 1) / threads;
-    for (unsigned t = 0; t < threads; ++t) {
-      workers.emplace_back([&, t] {
-        const jsonl::PerfMetricsTypedFormat format;
-        std::string out;
-        const std::size_t end = std::min(records.size(), (t + 1) * share);
-        for (std::size_t i = t * share; i < end; ++i) {
-          format.append_line(records[i], out);
-          records[i] = Record();
-          if ((i + 1) % jsonl::perf_metrics_batch_size != 0 && i + 1 != end) continue;
-          if (file >= 0 && ::write(file, out.data(), out.size()) != static_cast<ssize_t>(out.size())) {
-            std::perror("serializer_alone: write");
-          }
-          out.clear();
-        }
-      });
+  const double rate = serialize_in_batches(std::move(records), threads, [file](unsigned, const std::string& lines) {
+    if (file >= 0 && ::write(file, lines.data(), lines.size()) != static_cast<ssize_t>(lines.size())) {
+      std::perror("serializer_alone: write");
     }
-  }
-  const double rate = records.size() / seconds_since(start);
+  });
   if (file >= 0) ::close(file);
   return rate;
 }

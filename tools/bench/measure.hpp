@@ -11,6 +11,12 @@
 
 namespace jsonl_bench {
 
+using Clock = std::chrono::steady_clock;
+
+inline double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
 // Time stamps from the CPU's time-stamp counter: a few ns to read, unlike a clock call,
 // so it can time a single ~50 ns operation. Calibrated against steady_clock.
 class CycleClock {

@@ -21,10 +21,7 @@
 namespace jsonl_bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 namespace perf = jsonl::perf;
-
-double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
 jsonl::WriterOptions quiet_options(const std::filesystem::path& directory) {
   return jsonl::perf_metrics_options(fresh_directory(directory), "bench", [](jsonl::LogLevel, std::string_view) {});

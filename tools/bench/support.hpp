@@ -3,12 +3,15 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <latch>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "measure.hpp"
 #include "record_builder.hpp"
 
 import jsonl.perf_metrics;
@@ -62,6 +65,35 @@ inline std::filesystem::path fresh_directory(const std::filesystem::path& path) 
   std::filesystem::remove_all(path);
   std::filesystem::create_directories(path);
   return path;
+}
+
+// Records a second serialized by `threads` threads with nothing handed between them:
+// thread t serializes its share of `records` a batch of the writer's size at a time, as
+// the drain does (each record released once serialized), and calls
+// `batch_done(t, lines)` with each batch's lines before reusing their text.
+template <class BatchDone>
+double serialize_in_batches(std::vector<jsonl::perf::PerfMetricsRecord> records, unsigned threads,
+                            BatchDone batch_done) {
+  const auto start = Clock::now();
+  {
+    std::vector<std::jthread> workers;
+    const std::size_t share = (records.size() + threads - 1) / threads;
+    for (unsigned t = 0; t < threads; ++t) {
+      workers.emplace_back([&, t] {
+        const jsonl::PerfMetricsTypedFormat format;
+        std::string lines;
+        const std::size_t end = std::min(records.size(), (t + 1) * share);
+        for (std::size_t i = t * share; i < end; ++i) {
+          format.append_line(records[i], lines);
+          records[i] = jsonl::perf::PerfMetricsRecord();
+          if ((i + 1) % jsonl::perf_metrics_batch_size != 0 && i + 1 != end) continue;
+          batch_done(t, lines);
+          lines.clear();
+        }
+      });
+    }
+  }
+  return records.size() / seconds_since(start);
 }
 
 }  // namespace jsonl_bench

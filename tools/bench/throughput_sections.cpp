@@ -21,12 +21,6 @@
 namespace jsonl_bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
 std::vector<boost::json::value> shaped(const std::vector<boost::json::value>& raw) {
   std::vector<boost::json::value> out;
   out.reserve(raw.size());
