@@ -67,11 +67,7 @@ Run end_to_end(std::vector<Record> records, const std::filesystem::path& directo
   if (where == Where::write_worker) sink = std::make_shared<CompressingSink>();
   jsonl::JsonlRecordWriter<Record> writer(std::move(options), std::make_shared<jsonl::PerfMetricsTypedFormat>(),
                                           std::move(sink));
-  writer.start();
-  const auto start = Clock::now();
-  for (Record& record : records) writer.submit_wait(std::move(record));
-  writer.close();
-  const double seconds = seconds_since(start);
+  const double seconds = seconds_writing_all(writer, records);
   const jsonl::WriterStats stats = writer.stats();
   if (stats.written != records.size()) std::printf("warning: wrote %zu of %zu\n", std::size_t(stats.written), records.size());
   return {stats.written / seconds, double(stats.bytes_written) / double(stats.written)};

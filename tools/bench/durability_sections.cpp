@@ -53,11 +53,7 @@ Run end_to_end(const std::vector<jsonl::perf::PerfMetricsRecord>& data, const st
   options.durability = {.enabled = durable, .calls = calls};
   std::vector<jsonl::perf::PerfMetricsRecord> records = data;
   jsonl::TypedPerfMetricsJsonlWriter writer(std::move(options));
-  writer.start();
-  const auto start = Clock::now();
-  for (auto& record : records) writer.submit_wait(std::move(record));
-  writer.close();
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  const double seconds = seconds_writing_all(writer, records);
   const auto stats = writer.stats();
   if (stats.written != data.size()) std::printf("warning: wrote %zu of %zu\n", std::size_t(stats.written), data.size());
   const std::uint64_t fsyncs = calls->data_fsyncs.load();

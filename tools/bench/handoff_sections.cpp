@@ -153,11 +153,7 @@ struct EndToEnd {
 
 EndToEnd end_to_end(std::vector<Record> records, const std::filesystem::path& directory) {
   jsonl::TypedPerfMetricsJsonlWriter writer(quiet_options(directory, jsonl::perf_metrics_queue_size));
-  writer.start();
-  const auto start = Clock::now();
-  for (Record& record : records) writer.submit_wait(std::move(record));
-  writer.close();
-  const double seconds = seconds_since(start);
+  const double seconds = seconds_writing_all(writer, records);
   const jsonl::WriterStats stats = writer.stats();
   return {stats.written / seconds, stats.serialized_side_by_side >= stats.serialized_alone};
 }

@@ -58,11 +58,7 @@ jsonl::ArenaRecord arena_record(const perf::PerfMetricsRecord& data) {
 template <class Writer, class Record>
 double writer_records_per_second(std::vector<Record> records, const std::filesystem::path& directory) {
   Writer writer(quiet_options(directory));
-  writer.start();
-  const auto start = Clock::now();
-  for (auto& record : records) writer.submit_wait(std::move(record));
-  writer.close();
-  const double seconds = seconds_since(start);
+  const double seconds = seconds_writing_all(writer, records);
   if (writer.stats().written != records.size()) std::printf("warning: wrote %zu of %zu\n", std::size_t(writer.stats().written), records.size());
   return writer.stats().written / seconds;
 }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "measure.hpp"
@@ -65,6 +66,17 @@ inline std::filesystem::path fresh_directory(const std::filesystem::path& path) 
   std::filesystem::remove_all(path);
   std::filesystem::create_directories(path);
   return path;
+}
+
+// Starts `writer`, submits every record with submit_wait, closes it, and returns the
+// seconds from the first submit until close returned (every record written or dropped).
+template <class Writer, class Record>
+double seconds_writing_all(Writer& writer, std::vector<Record>& records) {
+  writer.start();
+  const auto start = Clock::now();
+  for (Record& record : records) writer.submit_wait(std::move(record));
+  writer.close();
+  return seconds_since(start);
 }
 
 // Records a second serialized by `threads` threads with nothing handed between them:

@@ -41,11 +41,7 @@ Throughput writer_throughput(std::vector<boost::json::value> records, const std:
   auto options = jsonl::perf_metrics_options(fresh_directory(directory), "bench");
   options.queue_size = queue_size;
   jsonl::PerfMetricsJsonlWriter writer(options);
-  writer.start();
-  const auto start = Clock::now();
-  for (auto& record : records) writer.submit_wait(std::move(record));
-  writer.close();
-  const double seconds = seconds_since(start);
+  const double seconds = seconds_writing_all(writer, records);
   const auto stats = writer.stats();
   if (stats.written != records.size()) std::printf("warning: wrote %llu of %zu\n", (unsigned long long)stats.written, records.size());
   if (file) *file = *writer.path();
