@@ -8,6 +8,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "serve/serving_commands.hpp"
 
 namespace {
 
@@ -125,6 +126,8 @@ int main(int argc, char** argv) {
   verify_command->add_option("dir", verify.output_dir, "the writers' output directory")->required();
   verify_command->add_flag("--json", verify.json, "print the reconciliation as JSON");
 
+  jsonl_perf::serve::ServingCommands serving(app);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& help) {
@@ -150,6 +153,7 @@ int main(int argc, char** argv) {
       }
       return jsonl_perf::run_loadgen(loadgen, std::cout, std::cerr);
     }
+    if (const std::optional<int> status = serving.run(std::cout, std::cerr)) return *status;
     if (*replay_command) {
       if (const std::string problem = parse_compression(compression, replay.zstd_level); !problem.empty()) {
         std::cerr << "jsonl-perf: " << problem << '\n';

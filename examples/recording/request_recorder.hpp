@@ -1,0 +1,154 @@
+// The recording layer of a serving process: what its request handlers call so that every
+// request leaves the reference server's two streams, a perf-metrics record and a request
+// and a response trace, joinable on the engine's request id.
+//
+// It knows nothing of HTTP or of the model. A handler calls, per request:
+//
+//   arrive(route, headers)        as the request's headers are read: stamps
+//                                 server_arrival_time (steady clock, the clock of the
+//                                 perf timings), before the body is read or parsed
+//   accept(request, body)         once the body is parsed and valid: the request line,
+//                                 status "accepted", recorded_at (wall clock) now
+//   reject(request, body, errors) instead, when it is refused with 400: the request
+//                                 line, status "rejected_400", no response line ever
+//   first_token(request)          as the first token leaves: server_first_token_time (an
+//                                 answer sent whole: as its body is sent, the first token
+//                                 with the rest; finish() stamps it if no call did)
+//   sent(request, frame)          for each streamed frame that went out, as sent
+//   finish(request, outcome, ...) at the end (completed, client hung up, error): the
+//                                 response line, finished_at now; and for a completed
+//                                 request the perf record (an engine reports the requests
+//                                 it finished)
+//
+// Thread-safety: one Request is used by one handler at a time; the recorder itself may be
+// called from any thread. No call blocks on a file: each submits to a jsonl writer, which
+// counts what it cannot take (stats(), metrics_text()).
+#pragma once
+
+#include <boost/json/array.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace jsonl_recording {
+
+using Headers = std::vector<std::pair<std::string, std::string>>;
+
+struct RecorderOptions {
+  // perf_metrics/ and request_trace/ go under it, as a deployment's attempt directory
+  // lays them out. Empty: the recorder is inert (every call does nothing).
+  std::optional<std::filesystem::path> output_dir;
+  std::string server_kind = "server";  // perf_metrics-<server_kind>-<host>-<pid>-<time>.jsonl
+  bool durable_traces = true;          // the reference's default for traces
+  bool durable_perf_metrics = false;   // and for perf metrics
+  std::optional<int> zstd_level;       // compressed files, both streams
+};
+
+// How a request ended, as the response line's status says it.
+enum class Outcome { completed, client_disconnected, error };
+
+// What the engine reports of a request at its end: its id (the perf record's request_id
+// and the response line's client_id) and its own timings, seconds on the steady clock.
+struct EngineReport {
+  std::int64_t request_id = 0;
+  double arrival_time = 0;
+  double first_scheduled_time = 0;
+  std::optional<double> first_token_time;  // empty: no token was produced
+  std::optional<double> last_token_time;
+  std::int64_t first_iter = 0;
+  std::int64_t last_iter = 0;
+  std::int64_t total_blocks = 0;
+  std::int64_t new_blocks = 0;
+  std::int64_t reused_blocks = 0;
+  std::int64_t missed_blocks = 0;
+};
+
+// Why a stream stopped, when it did not complete: the response line's "termination".
+struct Termination {
+  std::string cause;
+  std::string detail;
+};
+
+struct RecorderCounts {
+  std::uint64_t requests_traced = 0;   // request lines submitted (accepted + rejected)
+  std::uint64_t responses_traced = 0;  // response lines submitted
+  std::uint64_t perf_records = 0;      // perf records submitted
+};
+
+class RequestRecorder {
+ public:
+  // One request's state, owned by its handler from arrive() to finish().
+  class Request {
+   public:
+    double server_arrival_time() const { return server_arrival_time_; }
+    const std::string& trace_id() const { return trace_id_; }
+
+   private:
+    friend class RequestRecorder;
+    std::string route_;
+    Headers headers_;
+    double server_arrival_time_ = 0;
+    std::optional<double> server_first_token_time_;
+    std::string trace_id_;
+    std::string session_;
+    std::string frames_;
+    bool streamed_ = false;
+    bool accepted_ = false;
+    bool finished_ = false;
+  };
+
+  explicit RequestRecorder(RecorderOptions options);
+  ~RequestRecorder();
+  RequestRecorder(const RequestRecorder&) = delete;
+  RequestRecorder& operator=(const RequestRecorder&) = delete;
+
+  // Starts both writers (creating their directories). False when either could not start
+  // (its writer logged why); the recorder then records nothing.
+  bool start();
+  // Writes what is queued, waiting at most each writer's shutdown timeout.
+  void close();
+
+  Request arrive(std::string route, Headers headers) const;
+  void accept(Request& request, boost::json::value body) const;
+  // `body`: the parsed body, or its text (invalid UTF-8 replaced) when it did not parse,
+  // with `parse_error` saying why. `errors`: [{"loc": [...], "type": ..., "msg": ...}].
+  void reject(Request& request, boost::json::value body, boost::json::array errors,
+              std::optional<std::string> parse_error = std::nullopt) const;
+  void first_token(Request& request) const;
+  void sent(Request& request, std::string_view frame) const;
+  // Once per accepted request (later calls do nothing). `payload`: the JSON body sent, for
+  // a response that was not streamed; a streamed one records its frames as sent.
+  void finish(Request& request, Outcome outcome, const EngineReport& engine,
+              std::optional<boost::json::value> payload = std::nullopt,
+              std::optional<Termination> termination = std::nullopt) const;
+
+  // Whether anything is recorded (an output directory was given).
+  bool recording() const { return writers_ != nullptr; }
+  RecorderCounts counts() const;
+  // Both writers' counters in the Prometheus text format, labelled server_kind.
+  std::string metrics_text() const;
+  // Whether every record submitted is written, unknown or dropped for a named reason,
+  // and what each writer says of it (for a log line at exit).
+  std::string accounting_line() const;
+
+ private:
+  struct Writers;
+  std::unique_ptr<Writers> writers_;
+  std::string server_kind_;
+};
+
+// "2026-09-03T14:05:09.123456+00:00", as Python's datetime.isoformat() writes a UTC
+// time (no fraction when the microseconds are 0).
+std::string iso_utc(std::int64_t microseconds_since_epoch);
+
+// Seconds on the steady clock: the clock of server_arrival_time and the perf timings.
+double steady_seconds();
+
+}  // namespace jsonl_recording

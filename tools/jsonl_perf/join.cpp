@@ -1,0 +1,297 @@
+#include "join.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <ostream>
+#include <unordered_map>
+
+#include "serve/openai.hpp"
+
+namespace jsonl_perf {
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+// Seconds since the epoch of "2026-09-03T14:05:09.123456+00:00" (the fraction optional).
+std::optional<double> parse_iso_utc(std::string_view text) {
+  std::tm parts{};
+  int consumed = 0;
+  const std::string copy(text);
+  if (std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &parts.tm_year, &parts.tm_mon, &parts.tm_mday,
+                  &parts.tm_hour, &parts.tm_min, &parts.tm_sec, &consumed) != 6) {
+    return std::nullopt;
+  }
+  parts.tm_year -= 1900;
+  parts.tm_mon -= 1;
+  double seconds = static_cast<double>(::timegm(&parts));
+  std::string_view rest = text.substr(consumed);
+  if (rest.starts_with('.')) {
+    std::size_t digits = 1;
+    double scale = 0.1;
+    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) {
+      seconds += (rest[digits] - '0') * scale;
+      scale /= 10;
+      ++digits;
+    }
+    rest.remove_prefix(digits);
+  }
+  if (rest != "+00:00" && rest != "Z") return std::nullopt;
+  return seconds;
+}
+
+std::optional<double> number(const json::value* value) {
+  if (!value) return std::nullopt;
+  if (value->is_double()) return value->get_double();
+  if (value->is_int64()) return static_cast<double>(value->get_int64());
+  if (value->is_uint64()) return static_cast<double>(value->get_uint64());
+  return std::nullopt;
+}
+
+const json::value* at_path(const json::value& root, std::initializer_list<std::string_view> keys) {
+  const json::value* value = &root;
+  for (std::string_view key : keys) {
+    const json::object* object = value->if_object();
+    if (!object || !(value = object->if_contains(key))) return nullptr;
+  }
+  return value;
+}
+
+// Every JSON object line of the files named `prefix*.jsonl` in `directory` (and, with
+// `hours`, in its subdirectories); a line that is not one is counted bad.
+std::vector<json::value> read_lines(const fs::path& directory, std::string_view prefix, bool hours, JoinFigures& figures) {
+  std::vector<fs::path> files;
+  std::error_code error;
+  const auto collect = [&](const fs::path& folder) {
+    for (const auto& entry : fs::directory_iterator(folder, error)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.is_regular_file() && name.starts_with(prefix) && name.ends_with(".jsonl")) files.push_back(entry.path());
+    }
+  };
+  if (hours) {
+    for (const auto& entry : fs::directory_iterator(directory, error)) {
+      if (entry.is_directory() && !entry.path().filename().string().starts_with('_')) collect(entry.path());
+    }
+  } else {
+    collect(directory);
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<json::value> lines;
+  for (const fs::path& file : files) {
+    std::ifstream input(file, std::ios::binary);
+    for (std::string line; std::getline(input, line);) {
+      if (line.empty()) continue;
+      json::value value = json::parse(line, error);
+      if (error || !value.is_object()) {
+        ++figures.bad_lines;
+        figures.problems.push_back(file.string() + ": a line that is not a JSON object");
+        continue;
+      }
+      lines.push_back(std::move(value));
+    }
+  }
+  return lines;
+}
+
+std::string key_of(const json::value* id) {
+  if (!id || id->is_null()) return {};
+  return id->is_string() ? std::string(id->get_string()) : json::serialize(*id);
+}
+
+bool answer_carries_usage(std::string_view route_path, const json::value& response) {
+  const std::optional<serve::Route> route = serve::route_at(route_path);
+  const json::value* body = at_path(response, {"response", "body"});
+  if (!route || !body) return false;
+  if (const json::object* object = body->if_object()) return serve::carries_usage(*route, *object);
+  bool found = false;
+  if (const json::string* text = body->if_string()) {
+    std::size_t from = 0;
+    serve::for_each_event(*text, from, [&](const json::object& event) { found = found || serve::carries_usage(*route, event); });
+  }
+  return found;
+}
+
+std::string header(const json::value& request, std::string_view name) {
+  const json::value* headers = at_path(request, {"headers"});
+  if (!headers || !headers->is_array()) return {};
+  for (const json::value& pair : headers->get_array()) {
+    const json::array* fields = pair.if_array();
+    if (fields && fields->size() == 2 && (*fields)[0].is_string() && (*fields)[1].is_string()) {
+      std::string field((*fields)[0].get_string());
+      std::transform(field.begin(), field.end(), field.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (field == name) return std::string((*fields)[1].get_string());
+    }
+  }
+  return {};
+}
+
+// The client's E2E from send, by the x-request-id each request carried.
+std::unordered_map<std::string, double> client_e2e(const fs::path& results) {
+  std::ifstream input(results, std::ios::binary);
+  const std::string text((std::istreambuf_iterator<char>(input)), std::istreambuf_iterator<char>());
+  std::unordered_map<std::string, double> e2e;
+  const json::value report = json::parse(text);
+  for (const json::value& request : report.at("requests").as_array()) {
+    if (const std::optional<double> value = number(at_path(request, {"e2e_from_send_ms"}))) {
+      e2e.emplace(std::string(request.at("request_id").as_string()), *value);
+    }
+  }
+  return e2e;
+}
+
+}  // namespace
+
+JoinFigures join_attempt(const JoinOptions& options) {
+  JoinFigures figures;
+  const std::vector<json::value> requests = read_lines(options.attempt_dir / "request_trace", "requests-", true, figures);
+  const std::vector<json::value> responses = read_lines(options.attempt_dir / "request_trace", "responses-", true, figures);
+  const std::vector<json::value> records = read_lines(options.attempt_dir / "perf_metrics", "perf_metrics-", false, figures);
+  figures.request_lines = requests.size();
+  figures.response_lines = responses.size();
+  figures.perf_records = records.size();
+
+  std::unordered_map<std::string, const json::value*> perf_by_id;
+  for (const json::value& record : records) perf_by_id.emplace(key_of(at_path(record, {"request_id"})), &record);
+  std::unordered_map<std::string, const json::value*> response_by_trace;
+  for (const json::value& response : responses) response_by_trace.emplace(key_of(at_path(response, {"trace_id"})), &response);
+
+  // The wall clock less the steady clock: the least delayed request line pins it.
+  std::optional<double> offset;
+  for (const json::value& request : requests) {
+    const json::value* recorded = at_path(request, {"recorded_at"});
+    const std::optional<double> at = recorded && recorded->is_string() ? parse_iso_utc(recorded->get_string()) : std::nullopt;
+    const std::optional<double> arrival = number(at_path(request, {"server_arrival_time"}));
+    if (at && arrival) offset = std::min(offset.value_or(*at - *arrival), *at - *arrival);
+  }
+
+  const std::unordered_map<std::string, double> client =
+      options.client_results ? client_e2e(*options.client_results) : std::unordered_map<std::string, double>();
+  std::vector<double> differences;
+  std::size_t joined_records = 0;
+  for (const json::value& request : requests) {
+    const std::string status = key_of(at_path(request, {"status"}));
+    if (status == "rejected_400") {
+      ++figures.rejected_400;
+      continue;
+    }
+    ++figures.accepted;
+    const auto found = response_by_trace.find(key_of(at_path(request, {"trace_id"})));
+    if (found == response_by_trace.end()) {
+      ++figures.accepted_without_response;
+      figures.problems.push_back("accepted request " + key_of(at_path(request, {"trace_id"})) + " has no response line");
+      continue;
+    }
+    const json::value& response = *found->second;
+    const std::string outcome = key_of(at_path(response, {"status"}));
+    if (outcome != "completed") {
+      ++(outcome == "client_disconnected" ? figures.client_disconnected : figures.errors);
+      continue;
+    }
+    ++figures.completed;
+    if (answer_carries_usage(key_of(at_path(request, {"route"})), response)) {
+      ++figures.usage_found;
+    } else {
+      figures.problems.push_back("completed response " + found->first + " carries no usage");
+    }
+    const auto record = perf_by_id.find(key_of(at_path(response, {"client_id"})));
+    if (record == perf_by_id.end()) {
+      figures.problems.push_back("completed response " + found->first + " joins no perf record");
+      continue;
+    }
+    ++figures.completed_joined;
+    ++joined_records;
+    const json::value& timing = *at_path(*record->second, {"perf_metrics", "timing_metrics"});
+    const std::optional<double> arrival = number(at_path(request, {"server_arrival_time"}));
+    const json::value* finished_text = at_path(response, {"finished_at"});
+    const std::optional<double> finished =
+        finished_text && finished_text->is_string() ? parse_iso_utc(finished_text->get_string()) : std::nullopt;
+    const std::optional<double> first = number(at_path(timing, {"server_first_token_time"}));
+    const std::optional<double> perf_arrival = number(at_path(timing, {"server_arrival_time"}));
+    if (!arrival || !finished || !first || !perf_arrival || !offset) continue;
+    const double e2e_ms = (*finished - (*arrival + *offset)) * 1000;
+    const double ttft_ms = (*first - *perf_arrival) * 1000;
+    figures.min_ttft_ms = std::min(figures.min_ttft_ms.value_or(ttft_ms), ttft_ms);
+    figures.min_decode_ms = std::min(figures.min_decode_ms.value_or(e2e_ms - ttft_ms), e2e_ms - ttft_ms);
+    if (const auto sent = client.find(header(request, "x-request-id")); sent != client.end()) {
+      ++figures.client_matched;
+      differences.push_back(sent->second - e2e_ms);
+    }
+  }
+  figures.perf_records_unjoined = figures.perf_records - joined_records;
+  if (!differences.empty()) {
+    std::sort(differences.begin(), differences.end());
+    figures.median_e2e_difference_ms = differences[differences.size() / 2];
+    figures.max_abs_e2e_difference_ms = std::max(std::abs(differences.front()), std::abs(differences.back()));
+  }
+  return figures;
+}
+
+void print_join(const JoinFigures& figures, bool json_output, std::ostream& out) {
+  const auto optional = [](const std::optional<double>& value) { return value ? json::value(*value) : json::value(nullptr); };
+  if (json_output) {
+    json::array problems;
+    for (const std::string& problem : figures.problems) problems.emplace_back(problem);
+    out << json::serialize(json::object{{"request_lines", figures.request_lines},
+                                        {"accepted", figures.accepted},
+                                        {"rejected_400", figures.rejected_400},
+                                        {"response_lines", figures.response_lines},
+                                        {"completed", figures.completed},
+                                        {"client_disconnected", figures.client_disconnected},
+                                        {"errors", figures.errors},
+                                        {"completed_joined", figures.completed_joined},
+                                        {"usage_found", figures.usage_found},
+                                        {"accepted_without_response", figures.accepted_without_response},
+                                        {"perf_records", figures.perf_records},
+                                        {"perf_records_unjoined", figures.perf_records_unjoined},
+                                        {"bad_lines", figures.bad_lines},
+                                        {"min_ttft_ms", optional(figures.min_ttft_ms)},
+                                        {"min_decode_ms", optional(figures.min_decode_ms)},
+                                        {"client_matched", figures.client_matched},
+                                        {"median_e2e_difference_ms", optional(figures.median_e2e_difference_ms)},
+                                        {"max_abs_e2e_difference_ms", optional(figures.max_abs_e2e_difference_ms)},
+                                        {"problems", std::move(problems)}})
+        << '\n';
+    return;
+  }
+  out << std::fixed << std::setprecision(2) << "join: " << figures.request_lines << " request lines (" << figures.accepted
+      << " accepted, " << figures.rejected_400 << " rejected_400), " << figures.response_lines << " response lines, "
+      << figures.perf_records << " perf records\n"
+      << "  completed " << figures.completed << ": " << figures.completed_joined
+      << " joined a perf record (client_id = request_id), usage on " << figures.usage_found << '\n'
+      << "  client_disconnected " << figures.client_disconnected << ", error " << figures.errors
+      << ", accepted without a response line " << figures.accepted_without_response << ", perf records unjoined "
+      << figures.perf_records_unjoined << '\n';
+  if (figures.min_decode_ms) {
+    out << "  trace TTFT min " << *figures.min_ttft_ms << " ms, decode (trace E2E - TTFT) min " << *figures.min_decode_ms
+        << " ms\n";
+  }
+  if (figures.max_abs_e2e_difference_ms) {
+    out << "  client E2E - trace E2E over " << figures.client_matched << " requests: median "
+        << *figures.median_e2e_difference_ms << " ms, largest |difference| " << *figures.max_abs_e2e_difference_ms
+        << " ms\n";
+  }
+  for (std::size_t i = 0; i < std::min<std::size_t>(figures.problems.size(), 5); ++i) out << "  " << figures.problems[i] << '\n';
+}
+
+int run_join(const JoinOptions& options, std::ostream& out, std::ostream& err) {
+  JoinFigures figures;
+  try {
+    figures = join_attempt(options);
+  } catch (const std::exception& error) {
+    err << "jsonl-perf join: " << error.what() << '\n';
+    return 2;
+  }
+  print_join(figures, options.json, out);
+  const bool whole = figures.completed_joined == figures.completed && figures.usage_found == figures.completed &&
+                     figures.accepted_without_response == 0 && figures.bad_lines == 0 &&
+                     (!figures.min_decode_ms || *figures.min_decode_ms >= 0);
+  return whole ? 0 : 1;
+}
+
+}  // namespace jsonl_perf

@@ -1,0 +1,358 @@
+#include "client.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <memory>
+#include <ostream>
+#include <random>
+#include <stdexcept>
+
+namespace jsonl_perf::serve {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace json = boost::json;
+using tcp = net::ip::tcp;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* route_paths[] = {"/v1/chat/completions", "/v1/completions", "/v1/responses"};
+constexpr std::string_view words[] = {"explain", "the", "cache", "of", "a", "server", "in", "two", "lines",
+                                      "caf\u00e9", "\u6a21\u578b", "please", "and", "why", "it", "matters"};
+
+struct Endpoint {
+  std::string host;
+  std::string port;
+};
+
+Endpoint parse_url(const std::string& url) {
+  std::string_view rest(url);
+  if (!rest.starts_with("http://")) throw std::invalid_argument("--url: expected http://HOST:PORT, got '" + url + "'");
+  rest.remove_prefix(7);
+  rest = rest.substr(0, rest.find('/'));
+  const std::size_t colon = rest.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == rest.size()) {
+    throw std::invalid_argument("--url: expected http://HOST:PORT, got '" + url + "'");
+  }
+  return {std::string(rest.substr(0, colon)), std::string(rest.substr(colon + 1))};
+}
+
+double ms_since(Clock::time_point start, Clock::time_point at = Clock::now()) {
+  return std::chrono::duration<double, std::milli>(at - start).count();
+}
+
+class Run;
+
+// One request: connect, send, read the answer as it comes.
+class Exchange : public std::enable_shared_from_this<Exchange> {
+ public:
+  Exchange(Run& run, RequestResult& result, std::string body);
+  void begin(const tcp::resolver::results_type& endpoints);
+
+ private:
+  void read_more();
+  void done(std::string outcome);
+
+  Run& run_;
+  RequestResult& result_;
+  tcp::socket socket_;
+  net::steady_timer deadline_;
+  beast::flat_buffer buffer_;
+  http::request<http::string_body> request_;
+  http::response_parser<http::string_body> parser_;
+  std::size_t scanned_ = 0;
+  bool done_ = false;
+};
+
+class Run {
+ public:
+  explicit Run(const ClientOptions& options) : options_(options), endpoint_(parse_url(options.url)), random_(options.seed) {}
+
+  ClientReport go() {
+    tcp::resolver resolver(context_);
+    endpoints_ = resolver.resolve(endpoint_.host, endpoint_.port);
+    const auto count = static_cast<std::size_t>(std::ceil(options_.rate * options_.duration));
+    report_.requests.resize(count);
+    start_ = Clock::now();
+    schedule(0);
+    context_.run();
+    report_.seconds = ms_since(start_) / 1000;
+    return std::move(report_);
+  }
+
+  Clock::time_point start() const { return start_; }
+  net::io_context& context() { return context_; }
+  const ClientOptions& options() const { return options_; }
+  void finished() { --in_flight_; }
+
+ private:
+  void schedule(std::size_t index) {
+    if (index == report_.requests.size()) return;
+    auto timer = std::make_shared<net::steady_timer>(context_);
+    timer->expires_at(start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(index / options_.rate)));
+    timer->async_wait([this, index, timer](boost::system::error_code) {
+      send(index);
+      schedule(index + 1);
+    });
+  }
+
+  void send(std::size_t index) {
+    RequestResult& result = report_.requests[index];
+    result.index = index;
+    result.request_id = "cl-" + std::to_string(options_.seed) + "-" + std::to_string(index);
+    result.route = options_.routes[index % options_.routes.size()];
+    result.stream = std::uniform_real_distribution<double>(0, 1)(random_) < options_.stream_fraction;
+    result.scheduled_ms = 1000.0 * index / options_.rate;
+    result.sent_ms = ms_since(start_);
+    if (in_flight_ >= options_.max_in_flight) {
+      result.outcome = "unsent";
+      return;
+    }
+    ++in_flight_;
+    std::make_shared<Exchange>(*this, result, body_for(result))->begin(endpoints_);
+  }
+
+  std::string prompt() {
+    std::string text;
+    const std::size_t count = std::uniform_int_distribution<std::size_t>(20, 400)(random_);
+    for (std::size_t i = 0; i < count; ++i) {
+      if (i) text += ' ';
+      text += words[random_() % std::size(words)];
+    }
+    return text;
+  }
+
+  // Each route's request, asking for usage where the route makes it optional.
+  std::string body_for(const RequestResult& result) {
+    json::object body{{"model", "simulated-llm"}};
+    switch (result.route) {
+      case Route::chat_completions:
+        body["messages"] = json::array{json::object{{"role", "user"}, {"content", prompt()}}};
+        body["max_tokens"] = options_.max_tokens;
+        break;
+      case Route::completions:
+        body["prompt"] = prompt();
+        body["max_tokens"] = options_.max_tokens;
+        break;
+      case Route::responses:
+        body["input"] = prompt();
+        body["max_output_tokens"] = options_.max_tokens;
+        break;
+    }
+    body["stream"] = result.stream;
+    if (result.stream && result.route != Route::responses) body["stream_options"] = {{"include_usage", true}};
+    return json::serialize(body);
+  }
+
+  const ClientOptions& options_;
+  Endpoint endpoint_;
+  net::io_context context_;
+  tcp::resolver::results_type endpoints_;
+  std::mt19937_64 random_;
+  Clock::time_point start_;
+  std::size_t in_flight_ = 0;
+  ClientReport report_;
+};
+
+Exchange::Exchange(Run& run, RequestResult& result, std::string body)
+    : run_(run), result_(result), socket_(run.context()), deadline_(run.context()) {
+  request_.method(http::verb::post);
+  request_.target(route_paths[static_cast<std::size_t>(result.route)]);
+  request_.version(11);
+  request_.set(http::field::host, "jsonl-perf");
+  request_.set(http::field::content_type, "application/json");
+  request_.set(http::field::user_agent, "jsonl-perf-client");
+  request_.set(http::field::authorization, "Bearer sk-not-a-real-key");
+  request_.set("x-request-id", result.request_id);
+  request_.set("x-session-id", "session-" + std::to_string(result.index % 8));
+  request_.keep_alive(false);
+  request_.body() = std::move(body);
+  request_.prepare_payload();
+  parser_.body_limit(std::uint64_t{64} << 20);
+}
+
+void Exchange::begin(const tcp::resolver::results_type& endpoints) {
+  deadline_.expires_after(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(run_.options().timeout)));
+  deadline_.async_wait([self = shared_from_this()](boost::system::error_code error) {
+    if (!error) self->done("timeout");
+  });
+  net::async_connect(socket_, endpoints, [self = shared_from_this()](boost::system::error_code error, const tcp::endpoint&) {
+    if (error) return self->done("connect_error");
+    http::async_write(self->socket_, self->request_, [self](boost::system::error_code error, std::size_t) {
+      if (error) return self->done("write_error");
+      http::async_read_header(self->socket_, self->buffer_, self->parser_, [self](boost::system::error_code error, std::size_t) {
+        if (error) return self->done("read_error");
+        self->result_.http_status = self->parser_.get().result_int();
+        self->read_more();
+      });
+    });
+  });
+}
+
+void Exchange::read_more() {
+  if (done_) return;
+  if (result_.stream && result_.http_status == 200) {
+    for_each_event(parser_.get().body(), scanned_, [&](const json::object& event) {
+      if (!result_.ttft_ms && carries_token(result_.route, event)) result_.ttft_ms = ms_since(run_.start()) - result_.scheduled_ms;
+      if (carries_usage(result_.route, event)) result_.usage_found = true;
+    });
+  }
+  if (parser_.is_done()) {
+    if (!result_.stream && result_.http_status == 200) {
+      boost::system::error_code error;
+      const json::value body = json::parse(parser_.get().body(), error);
+      result_.usage_found = !error && body.is_object() && carries_usage(result_.route, body.get_object());
+    }
+    return done(result_.http_status == 200 ? "ok" : "http_error");
+  }
+  http::async_read_some(socket_, buffer_, parser_, [self = shared_from_this()](boost::system::error_code error, std::size_t) {
+    if (error) return self->done("read_error");
+    self->read_more();
+  });
+}
+
+void Exchange::done(std::string outcome) {
+  if (done_) return;
+  done_ = true;
+  const double now = ms_since(run_.start());
+  result_.outcome = std::move(outcome);
+  if (result_.outcome == "ok") {
+    result_.e2e_ms = now - result_.scheduled_ms;
+    result_.e2e_from_send_ms = now - result_.sent_ms;
+  }
+  deadline_.cancel();
+  boost::system::error_code ignored;
+  socket_.shutdown(tcp::socket::shutdown_both, ignored);
+  socket_.close(ignored);
+  run_.finished();
+}
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return NAN;
+  std::sort(values.begin(), values.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * values.size()));
+  return values[std::max<std::size_t>(rank, 1) - 1];
+}
+
+struct Group {
+  std::map<std::string, std::size_t> outcomes;
+  std::vector<double> ttft;
+  std::vector<double> e2e;
+  std::size_t usage = 0;
+  std::size_t count = 0;
+};
+
+std::map<std::string, Group> groups_of(const ClientReport& report) {
+  std::map<std::string, Group> groups;
+  for (const RequestResult& result : report.requests) {
+    Group& group = groups[std::string(route_paths[static_cast<std::size_t>(result.route)]) +
+                          (result.stream ? " stream" : " json")];
+    ++group.count;
+    ++group.outcomes[result.outcome];
+    if (result.ttft_ms) group.ttft.push_back(*result.ttft_ms);
+    if (result.e2e_ms) group.e2e.push_back(*result.e2e_ms);
+    group.usage += result.usage_found;
+  }
+  return groups;
+}
+
+}  // namespace
+
+ClientReport drive(const ClientOptions& options) {
+  if (!(options.rate > 0) || !(options.duration > 0) || options.routes.empty()) {
+    throw std::invalid_argument("client: a rate, a duration and a route are needed");
+  }
+  Run run(options);
+  return run.go();
+}
+
+void print_client_report(const ClientReport& report, std::ostream& out) {
+  out << "client: " << report.requests.size() << " requests in " << std::fixed << std::setprecision(1)
+      << report.seconds << " s; latency from each request's intended send time\n";
+  out << "  " << std::left << std::setw(28) << "route" << std::right << std::setw(7) << "sent" << std::setw(7) << "ok"
+      << std::setw(7) << "usage" << std::setw(10) << "ttft p50" << std::setw(10) << "ttft p99" << std::setw(10)
+      << "e2e p50" << std::setw(10) << "e2e p99" << std::setw(10) << "e2e max" << "  other outcomes\n";
+  for (const auto& [name, group] : groups_of(report)) {
+    const auto ok = group.outcomes.contains("ok") ? group.outcomes.at("ok") : 0;
+    out << "  " << std::left << std::setw(28) << name << std::right << std::setw(7) << group.count << std::setw(7) << ok
+        << std::setw(7) << group.usage << std::setprecision(2);
+    for (double value : {percentile(group.ttft, 50), percentile(group.ttft, 99), percentile(group.e2e, 50),
+                         percentile(group.e2e, 99), percentile(group.e2e, 100)}) {
+      out << std::setw(10) << value;
+    }
+    out << " ";
+    for (const auto& [outcome, count] : group.outcomes) {
+      if (outcome != "ok") out << ' ' << outcome << '=' << count;
+    }
+    out << '\n';
+  }
+  out << "  (ms)\n";
+}
+
+std::string client_report_json(const ClientReport& report) {
+  json::array requests;
+  for (const RequestResult& result : report.requests) {
+    const auto optional = [](const std::optional<double>& value) { return value ? json::value(*value) : json::value(nullptr); };
+    requests.push_back(json::object{{"index", result.index},
+                                    {"request_id", result.request_id},
+                                    {"route", route_paths[static_cast<std::size_t>(result.route)]},
+                                    {"stream", result.stream},
+                                    {"scheduled_ms", result.scheduled_ms},
+                                    {"sent_ms", result.sent_ms},
+                                    {"ttft_ms", optional(result.ttft_ms)},
+                                    {"e2e_ms", optional(result.e2e_ms)},
+                                    {"e2e_from_send_ms", optional(result.e2e_from_send_ms)},
+                                    {"http_status", result.http_status},
+                                    {"outcome", result.outcome},
+                                    {"usage_found", result.usage_found}});
+  }
+  json::object groups;
+  for (const auto& [name, group] : groups_of(report)) {
+    json::object outcomes;
+    for (const auto& [outcome, count] : group.outcomes) outcomes[outcome] = count;
+    groups[name] = {{"count", group.count},
+                    {"outcomes", std::move(outcomes)},
+                    {"usage_found", group.usage},
+                    {"ttft_ms", {{"p50", percentile(group.ttft, 50)}, {"p99", percentile(group.ttft, 99)}}},
+                    {"e2e_ms",
+                     {{"p50", percentile(group.e2e, 50)}, {"p99", percentile(group.e2e, 99)}, {"max", percentile(group.e2e, 100)}}}};
+  }
+  return json::serialize(json::object{{"seconds", report.seconds}, {"groups", std::move(groups)}, {"requests", std::move(requests)}});
+}
+
+int run_client(const ClientOptions& options, std::ostream& out, std::ostream& err) {
+  ClientReport report;
+  try {
+    report = drive(options);
+  } catch (const std::exception& error) {
+    err << "jsonl-perf client: " << error.what() << '\n';
+    return 1;
+  }
+  print_client_report(report, out);
+  if (options.json_output) {
+    std::ofstream file(*options.json_output, std::ios::binary);
+    file << client_report_json(report) << '\n';
+    if (!file) {
+      err << "jsonl-perf client: cannot write " << options.json_output->string() << '\n';
+      return 1;
+    }
+  }
+  const bool all_ok = std::all_of(report.requests.begin(), report.requests.end(),
+                                  [](const RequestResult& result) { return result.outcome == "ok"; });
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace jsonl_perf::serve

@@ -1,0 +1,310 @@
+#include "connection.hpp"
+
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <utility>
+
+namespace jsonl_perf::serve {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace json = boost::json;
+using jsonl_recording::Outcome;
+using jsonl_recording::Termination;
+using SteadyTime = std::chrono::steady_clock::time_point;
+
+SteadyTime steady_time(double seconds) {
+  return SteadyTime(std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds)));
+}
+
+std::size_t route_index(Route route) { return static_cast<std::size_t>(route); }
+
+}  // namespace
+
+// The request being answered: from its headers (arrival) to its last byte.
+struct Connection::Generation {
+  Route route = Route::chat_completions;
+  jsonl_recording::RequestRecorder::Request record;
+  RequestShape shape;
+  Plan plan;
+  std::optional<Answer> answer;
+  double engine_arrival = 0;
+  double scheduled = 0;
+  std::optional<double> first_token;
+  std::optional<double> last_token;
+  std::size_t next_token = 0;
+  std::string frame;  // the frame being written; it must live until the write ends
+  std::optional<http::response<http::empty_body>> head;
+  std::optional<http::response_serializer<http::empty_body>> head_writer;
+};
+
+Connection::Connection(net::ip::tcp::socket socket, ServerContext& server)
+    : stream_(std::move(socket)), timer_(stream_.get_executor()), server_(server) {
+  server_.counters().connections.fetch_add(1);
+  server_.counters().connections_open.fetch_add(1);
+}
+
+Connection::~Connection() {
+  server_.counters().connections_open.fetch_sub(1);
+  server_.closed(this);
+}
+
+void Connection::start() {
+  server_.opened(shared_from_this());
+  net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_request(); });
+}
+
+void Connection::stop(bool now) {
+  net::dispatch(stream_.get_executor(), [self = shared_from_this(), now] {
+    if (!self->in_request_ || now) self->close_now();
+  });
+}
+
+void Connection::close_now() {
+  if (closed_) return;
+  closed_ = true;
+  timer_.cancel();
+  beast::error_code ignored;
+  stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
+  stream_.socket().close(ignored);
+}
+
+void Connection::read_request() {
+  if (closed_ || server_.stopping()) return close_now();
+  parser_.emplace();
+  parser_->body_limit(server_.options().body_limit);
+  stream_.expires_after(server_.options().header_timeout);
+  http::async_read_header(stream_, buffer_, *parser_,
+                          [self = shared_from_this()](beast::error_code error, std::size_t) { self->on_header(error); });
+}
+
+void Connection::on_header(beast::error_code error) {
+  ServerCounters& counters = server_.counters();
+  if (error) {
+    // A keep-alive connection that sent nothing more is idle, not refused.
+    if (error == beast::error::timeout && parser_->got_some()) {
+      counters.refused[std::size_t(Refusal::header_timeout)].fetch_add(1);
+    } else if (error != beast::error::timeout && error != http::error::end_of_stream &&
+               error != net::error::operation_aborted && error != net::error::connection_reset) {
+      counters.refused[std::size_t(Refusal::malformed_request)].fetch_add(1);
+      return respond_text(400, "text/plain", "malformed request: " + error.message() + "\n", true);
+    }
+    return close_now();
+  }
+  in_request_ = true;
+  const auto& request = parser_->get();
+  const std::string_view target(request.target().data(), request.target().size());
+  const std::string_view path = target.substr(0, target.find('?'));
+  if (request.method() == http::verb::post) {
+    if (const std::optional<Route> route = route_at(path)) {
+      jsonl_recording::Headers headers;
+      for (const auto& field : request) headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+      generation_ = std::make_unique<Generation>();
+      generation_->route = *route;
+      generation_->record = server_.recorder().arrive(std::string(path), std::move(headers));
+    }
+  }
+  if (parser_->content_length() && *parser_->content_length() > server_.options().body_limit) {
+    counters.refused[std::size_t(Refusal::body_too_large)].fetch_add(1);
+    generation_.reset();
+    return respond_text(413, "application/json", R"({"detail":"request body too large"})", true);
+  }
+  stream_.expires_after(server_.options().header_timeout);
+  http::async_read(stream_, buffer_, *parser_,
+                   [self = shared_from_this()](beast::error_code error, std::size_t) { self->on_body(error); });
+}
+
+void Connection::on_body(beast::error_code error) {
+  if (error == http::error::body_limit) {
+    server_.counters().refused[std::size_t(Refusal::body_too_large)].fetch_add(1);
+    generation_.reset();
+    return respond_text(413, "application/json", R"({"detail":"request body too large"})", true);
+  }
+  if (error) {
+    if (error == beast::error::timeout) server_.counters().refused[std::size_t(Refusal::body_timeout)].fetch_add(1);
+    generation_.reset();
+    return close_now();
+  }
+  stream_.expires_never();
+  dispatch();
+}
+
+void Connection::dispatch() {
+  if (generation_) return generate(generation_->route);
+  const auto& request = parser_->get();
+  const std::string_view target(request.target().data(), request.target().size());
+  const std::string_view path = target.substr(0, target.find('?'));
+  const bool get = request.method() == http::verb::get;
+  if (get && path == "/health") return respond_text(200, "text/plain", "");
+  if (get && path == "/metrics") return respond_text(200, "text/plain; version=0.0.4", server_.metrics_text());
+  if (get && path == "/v1/models") {
+    const std::string& name = server_.model().options().model_name;
+    return respond_text(200, "application/json",
+                        json::serialize(json::object{
+                            {"object", "list"},
+                            {"data", json::array{json::object{{"id", name}, {"object", "model"}, {"owned_by", "jsonl"}}}}}));
+  }
+  if (route_at(path) || path == "/health" || path == "/metrics" || path == "/v1/models") {
+    return respond_text(405, "application/json", R"({"detail":"Method Not Allowed"})");
+  }
+  respond_text(404, "application/json", R"({"detail":"Not Found"})");
+}
+
+void Connection::reject(json::value body, json::array errors, std::optional<std::string> parse_error) {
+  server_.counters().endings[route_index(generation_->route)][std::size_t(Ending::rejected_400)].fetch_add(1);
+  const std::string answer = bad_request_body(errors);
+  server_.recorder().reject(generation_->record, std::move(body), std::move(errors), std::move(parse_error));
+  generation_.reset();
+  respond_text(400, "application/json", answer);
+}
+
+void Connection::generate(Route route) {
+  Generation& g = *generation_;
+  std::string& text = parser_->get().body();
+  json::stream_parser parser;
+  beast::error_code error;
+  const std::size_t used = parser.write(text.data(), text.size(), error);
+  if (!error) parser.finish(error);
+  if (error) {
+    // Kept as text; the writer replaces invalid UTF-8 (and counts the line sanitized).
+    return reject(json::string(text), json_error(used, error.message()),
+                  "JSONDecodeError: " + error.message() + " at byte " + std::to_string(used));
+  }
+  json::value body = parser.release();
+  if (json::array errors = validate(route, body, g.shape); !errors.empty()) {
+    return reject(std::move(body), std::move(errors), std::nullopt);
+  }
+  server_.recorder().accept(g.record, std::move(body));
+  g.plan = server_.model().plan(g.shape.prompt_bytes, g.shape.max_tokens);
+  const bool include_usage = g.shape.stream_options_given ? g.shape.include_usage : server_.recorder().recording();
+  g.answer.emplace(route, g.shape.model, g.plan.prompt_tokens, g.plan.cached_tokens, include_usage);
+  g.engine_arrival = jsonl_recording::steady_seconds();
+  g.scheduled = g.engine_arrival + g.plan.queue_seconds;
+  if (!g.shape.stream) return schedule_next_token();
+
+  g.head.emplace(http::status::ok, parser_->get().version());
+  g.head->set(http::field::content_type, "text/event-stream");
+  g.head->set(http::field::cache_control, "no-cache");
+  g.head->keep_alive(parser_->get().keep_alive());
+  g.head->chunked(true);
+  g.head_writer.emplace(*g.head);
+  stream_.expires_after(server_.options().write_timeout);
+  http::async_write_header(stream_, *g.head_writer, [self = shared_from_this()](beast::error_code error, std::size_t) {
+    if (error) return self->finish(Outcome::client_disconnected, Termination{"client_disconnected", error.message()});
+    std::string opening = self->generation_->answer->stream_opening();
+    if (opening.empty()) return self->schedule_next_token();
+    self->write_frame(std::move(opening), false);
+  });
+}
+
+void Connection::schedule_next_token() {
+  Generation& g = *generation_;
+  const double due = g.next_token == 0 ? g.scheduled + g.plan.first_token_seconds
+                                       : *g.last_token + g.plan.token_gaps[g.next_token - 1];
+  timer_.expires_at(steady_time(due));
+  timer_.async_wait([self = shared_from_this()](beast::error_code error) {
+    if (error) return self->finish(Outcome::error, Termination{"server_shutdown", "the server stopped before the answer ended"});
+    self->produce_token();
+  });
+}
+
+void Connection::produce_token() {
+  Generation& g = *generation_;
+  const double now = jsonl_recording::steady_seconds();
+  if (!g.first_token) {
+    g.first_token = now;
+    if (g.shape.stream) server_.recorder().first_token(g.record);
+  }
+  g.last_token = now;
+  const std::string& token = g.plan.tokens[g.next_token++];
+  const bool last = g.next_token == g.plan.tokens.size();
+  if (g.shape.stream) return write_frame(g.answer->stream_token(token), false);
+  g.answer->add_token(token);
+  if (!last) return schedule_next_token();
+  server_.recorder().first_token(g.record);  // the whole answer leaves now, its first token with it
+  json::value body = g.answer->body(g.plan.finish_reason);
+  http::response<http::string_body> response(http::status::ok, parser_->get().version());
+  response.set(http::field::content_type, "application/json");
+  response.keep_alive(parser_->get().keep_alive());
+  response.body() = json::serialize(body);
+  response.prepare_payload();
+  auto message = std::make_shared<http::response<http::string_body>>(std::move(response));
+  stream_.expires_after(server_.options().write_timeout);
+  http::async_write(stream_, *message,
+                    [self = shared_from_this(), message, body = std::move(body)](beast::error_code error, std::size_t) mutable {
+                      if (error) return self->finish(Outcome::client_disconnected, Termination{"client_disconnected", error.message()});
+                      self->finish(Outcome::completed, std::nullopt, std::move(body));
+                    });
+}
+
+// Writes one chunk of frames (the opening ones, a token's, or with `closing` the ones
+// after the last token); after the closing frames the end of the chunked body follows,
+// and the request is finished once its last byte is out.
+void Connection::write_frame(std::string frame, bool closing) {
+  Generation& g = *generation_;
+  g.frame = std::move(frame);
+  stream_.expires_after(server_.options().write_timeout);
+  net::async_write(stream_, http::make_chunk(net::buffer(g.frame)),
+                   [self = shared_from_this(), closing](beast::error_code error, std::size_t) {
+                     Generation& g = *self->generation_;
+                     if (error) {
+                       const bool timed_out = error == beast::error::timeout;
+                       if (self->closed_) return self->finish(Outcome::error, Termination{"server_shutdown", error.message()});
+                       return self->finish(Outcome::client_disconnected,
+                                           Termination{timed_out ? "write_timeout" : "client_disconnected", error.message()});
+                     }
+                     self->server_.recorder().sent(g.record, g.frame);
+                     if (!closing && g.next_token < g.plan.tokens.size()) return self->schedule_next_token();
+                     if (!closing) return self->write_frame(g.answer->stream_closing(g.plan.finish_reason), true);
+                     net::async_write(self->stream_, http::make_chunk_last(),
+                                      [self](beast::error_code error, std::size_t) {
+                                        if (error) return self->finish(Outcome::client_disconnected, Termination{"client_disconnected", error.message()});
+                                        self->finish(Outcome::completed, std::nullopt);
+                                      });
+                   });
+}
+
+void Connection::finish(Outcome outcome, std::optional<Termination> termination, std::optional<json::value> payload) {
+  Generation& g = *generation_;
+  if (closed_ && outcome != Outcome::completed) {
+    outcome = Outcome::error;
+    termination = Termination{"server_shutdown", "the server stopped before the answer ended"};
+  }
+  Ending ending = outcome == Outcome::completed             ? Ending::completed
+                  : outcome == Outcome::client_disconnected ? Ending::client_disconnected
+                                                            : Ending::error;
+  server_.counters().endings[route_index(g.route)][std::size_t(ending)].fetch_add(1);
+  const jsonl_recording::EngineReport report =
+      server_.model().report(g.plan, g.engine_arrival, g.scheduled, g.first_token, g.last_token);
+  server_.recorder().finish(g.record, outcome, report, std::move(payload), std::move(termination));
+  const bool keep_alive = parser_->get().keep_alive();
+  generation_.reset();
+  after_response(outcome != Outcome::completed || !keep_alive);
+}
+
+void Connection::respond_text(unsigned status, std::string content_type, std::string body, bool close) {
+  auto response = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(status),
+                                                                      parser_ ? parser_->get().version() : 11);
+  response->set(http::field::content_type, content_type);
+  response->body() = std::move(body);
+  response->keep_alive(!close && parser_ && parser_->get().keep_alive());
+  response->prepare_payload();
+  stream_.expires_after(server_.options().write_timeout);
+  http::async_write(stream_, *response, [self = shared_from_this(), response](beast::error_code error, std::size_t) {
+    self->after_response(error || !response->keep_alive());
+  });
+}
+
+void Connection::after_response(bool close) {
+  in_request_ = false;
+  if (close || closed_ || server_.stopping()) return close_now();
+  read_request();
+}
+
+}  // namespace jsonl_perf::serve

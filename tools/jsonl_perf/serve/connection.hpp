@@ -1,0 +1,89 @@
+// One client connection of `jsonl-perf serve`, and what it shares with the server.
+#pragma once
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/json/value.hpp>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "openai.hpp"
+#include "server.hpp"
+
+namespace jsonl_perf::serve {
+
+// Why a request was refused before it reached a handler (never traced).
+enum class Refusal : std::size_t { body_too_large, header_timeout, body_timeout, malformed_request, count };
+// How a request that reached a handler ended, as /metrics counts it.
+enum class Ending : std::size_t { rejected_400, completed, client_disconnected, error, count };
+
+struct ServerCounters {
+  std::atomic<std::uint64_t> connections{0};
+  std::atomic<std::int64_t> connections_open{0};
+  std::array<std::atomic<std::uint64_t>, std::size_t(Refusal::count)> refused{};
+  std::array<std::array<std::atomic<std::uint64_t>, std::size_t(Ending::count)>, 3> endings{};
+};
+
+// What every connection uses: the options, the model, the recorder and the counters;
+// and the registry the server stops its connections through.
+class ServerContext {
+ public:
+  virtual ~ServerContext() = default;
+  virtual const ServeOptions& options() const = 0;
+  virtual SimulatedModel& model() = 0;
+  virtual const jsonl_recording::RequestRecorder& recorder() const = 0;
+  virtual ServerCounters& counters() = 0;
+  virtual std::string metrics_text() const = 0;
+  virtual bool stopping() const = 0;
+  virtual void opened(const std::shared_ptr<class Connection>& connection) = 0;
+  virtual void closed(const Connection* connection) = 0;
+};
+
+class Connection : public std::enable_shared_from_this<Connection> {
+ public:
+  Connection(boost::asio::ip::tcp::socket socket, ServerContext& server);
+  ~Connection();
+
+  void start();
+  // Called at a stop: an idle connection closes at once; one in a request closes when
+  // `now` is true (the drain timeout passed), its request ending as an error.
+  void stop(bool now);
+
+ private:
+  struct Generation;
+
+  void read_request();
+  void on_header(boost::beast::error_code error);
+  void on_body(boost::beast::error_code error);
+  void dispatch();
+  void generate(Route route);
+  void reject(boost::json::value body, boost::json::array errors, std::optional<std::string> parse_error);
+  void schedule_next_token();
+  void produce_token();
+  void write_frame(std::string frame, bool closing);
+  void finish(jsonl_recording::Outcome outcome, std::optional<jsonl_recording::Termination> termination,
+              std::optional<boost::json::value> payload = std::nullopt);
+  void respond_text(unsigned status, std::string content_type, std::string body, bool close = false);
+  void after_response(bool close);
+  void close_now();
+
+  boost::beast::tcp_stream stream_;
+  boost::beast::flat_buffer buffer_;
+  boost::asio::steady_timer timer_;
+  ServerContext& server_;
+  std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
+  std::unique_ptr<Generation> generation_;  // the request being answered, if any
+  bool in_request_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace jsonl_perf::serve

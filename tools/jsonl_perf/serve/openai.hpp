@@ -1,0 +1,90 @@
+// The three OpenAI routes `jsonl-perf serve` answers, each in its own dialect: what a
+// request must hold (checked as the reference's request models check it, errors in their
+// shape), and the bodies and server-sent events of its answer.
+#pragma once
+
+#include <boost/json/array.hpp>
+#include <boost/json/value.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace jsonl_perf::serve {
+
+enum class Route { chat_completions, completions, responses };
+
+// The route served at `path`, if any.
+std::optional<Route> route_at(std::string_view path);
+
+// What the server needs of a valid request body.
+struct RequestShape {
+  std::string model;
+  bool stream = false;
+  // A streamed chat or completion ends with a usage chunk when stream_options asks for
+  // it; without stream_options, when the server traces requests (as the reference does,
+  // so that the trace holds the usage).
+  bool include_usage = false;
+  bool stream_options_given = false;
+  std::optional<std::int64_t> max_tokens;
+  std::size_t prompt_bytes = 0;
+};
+
+// The validation errors of `body` for `route` ([{"loc": [...], "type": ..., "msg": ...}],
+// empty when it is valid); `shape` is filled from a valid body.
+boost::json::array validate(Route route, const boost::json::value& body, RequestShape& shape);
+
+// The error a body that is not JSON (or not UTF-8) gets, at byte `offset`.
+boost::json::array json_error(std::size_t offset, std::string_view what);
+
+// The 400 response's body for those errors.
+std::string bad_request_body(const boost::json::array& errors);
+
+// Reading an answer: the JSON data of each whole server-sent event of `text` from byte
+// `from` on ("[DONE]" and data that is not a JSON object skipped); `from` moves past them.
+void for_each_event(std::string_view text, std::size_t& from,
+                    const std::function<void(const boost::json::object&)>& visit);
+// Whether an event (or a body) of `route` carries a token of text, or the usage block
+// (for /v1/responses, under "response" of response.completed).
+bool carries_token(Route route, const boost::json::object& event);
+bool carries_usage(Route route, const boost::json::object& event);
+
+// One answer as its route writes it, token by token.
+class Answer {
+ public:
+  Answer(Route route, std::string model, std::int64_t prompt_tokens, std::int64_t cached_tokens, bool include_usage);
+
+  // Streaming: the events before the first token (may be empty), one a token, and the
+  // events after the last (the finish, the usage, the end marker).
+  std::string stream_opening();
+  std::string stream_token(std::string_view token);
+  std::string stream_closing(std::string_view finish_reason);
+  // Not streaming: the whole body, once every token is in.
+  boost::json::value body(std::string_view finish_reason) const;
+
+  // Not streaming: a token joins the text without being sent.
+  void add_token(std::string_view token);
+
+ private:
+  boost::json::value usage() const;
+  boost::json::object chunk(boost::json::object choice) const;
+  std::string event(std::string_view type, boost::json::object data);
+  boost::json::object response_object(std::string_view status) const;
+  boost::json::object message_item(std::string_view status) const;
+
+  Route route_;
+  std::string model_;
+  std::string id_;
+  std::string item_id_;
+  std::int64_t created_;
+  std::int64_t prompt_tokens_;
+  std::int64_t cached_tokens_;
+  bool include_usage_;
+  std::string text_;
+  std::int64_t completion_tokens_ = 0;
+  std::int64_t sequence_number_ = 0;
+};
+
+}  // namespace jsonl_perf::serve

@@ -1,0 +1,164 @@
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+
+#include <csignal>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "connection.hpp"
+
+namespace jsonl_perf::serve {
+namespace {
+
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+constexpr const char* refusal_names[] = {"body_too_large", "header_timeout", "body_timeout", "malformed_request"};
+constexpr const char* ending_names[] = {"rejected_400", "completed", "client_disconnected", "error"};
+constexpr const char* route_names[] = {"/v1/chat/completions", "/v1/completions", "/v1/responses"};
+
+class Server final : public ServerContext {
+ public:
+  explicit Server(const ServeOptions& options)
+      : options_(options),
+        model_(options.model),
+        recorder_(options.recording),
+        acceptor_(context_),
+        signals_(context_, SIGINT, SIGTERM),
+        drain_timer_(context_) {}
+
+  int run(std::ostream& out, std::ostream& err) {
+    if (!recorder_.start()) {
+      err << "jsonl-perf serve: cannot record into " << options_.recording.output_dir->string() << '\n';
+      return 1;
+    }
+    boost::system::error_code error;
+    const tcp::endpoint endpoint(net::ip::make_address(options_.host, error), options_.port);
+    if (!error) acceptor_.open(endpoint.protocol(), error);
+    if (!error) acceptor_.set_option(net::socket_base::reuse_address(true), error);
+    if (!error) acceptor_.bind(endpoint, error);
+    if (!error) acceptor_.listen(net::socket_base::max_listen_connections, error);
+    if (error) {
+      err << "jsonl-perf serve: cannot listen on " << options_.host << ':' << options_.port << ": " << error.message() << '\n';
+      return 1;
+    }
+    out << "listening on http://" << options_.host << ':' << acceptor_.local_endpoint().port() << std::endl;
+    signals_.async_wait([this](boost::system::error_code error, int) {
+      if (!error) begin_stop();
+    });
+    accept();
+    std::vector<std::jthread> threads;
+    for (unsigned i = 1; i < options_.threads; ++i) threads.emplace_back([this] { context_.run(); });
+    context_.run();
+    threads.clear();
+    recorder_.close();
+    err << "jsonl-perf serve: stopped; " << recorder_.accounting_line() << '\n';
+    return 0;
+  }
+
+  const ServeOptions& options() const override { return options_; }
+  SimulatedModel& model() override { return model_; }
+  const jsonl_recording::RequestRecorder& recorder() const override { return recorder_; }
+  ServerCounters& counters() override { return counters_; }
+  bool stopping() const override { return stopping_.load(); }
+
+  void opened(const std::shared_ptr<Connection>& connection) override {
+    const std::lock_guard lock(mutex_);
+    connections_.emplace(connection.get(), connection);
+  }
+
+  void closed(const Connection* connection) override {
+    const std::lock_guard lock(mutex_);
+    connections_.erase(connection);
+    if (stopping_ && connections_.empty()) net::post(context_, [this] { drain_timer_.cancel(); });
+  }
+
+  std::string metrics_text() const override {
+    std::ostringstream text;
+    text << recorder_.metrics_text();
+    text << "# HELP jsonl_serve_connections_total Connections accepted.\n"
+            "# TYPE jsonl_serve_connections_total counter\n"
+         << "jsonl_serve_connections_total " << counters_.connections.load() << '\n'
+         << "# HELP jsonl_serve_connections_open Connections open now.\n"
+            "# TYPE jsonl_serve_connections_open gauge\n"
+         << "jsonl_serve_connections_open " << counters_.connections_open.load() << '\n'
+         << "# HELP jsonl_serve_refused_total Requests refused before reaching a handler (never traced), by reason.\n"
+            "# TYPE jsonl_serve_refused_total counter\n";
+    for (std::size_t i = 0; i < std::size_t(Refusal::count); ++i) {
+      text << "jsonl_serve_refused_total{reason=\"" << refusal_names[i] << "\"} " << counters_.refused[i].load() << '\n';
+    }
+    text << "# HELP jsonl_serve_requests_total Requests that reached a handler, by route and how they ended.\n"
+            "# TYPE jsonl_serve_requests_total counter\n";
+    for (std::size_t route = 0; route < 3; ++route) {
+      for (std::size_t i = 0; i < std::size_t(Ending::count); ++i) {
+        text << "jsonl_serve_requests_total{route=\"" << route_names[route] << "\",status=\"" << ending_names[i]
+             << "\"} " << counters_.endings[route][i].load() << '\n';
+      }
+    }
+    return text.str();
+  }
+
+ private:
+  void accept() {
+    acceptor_.async_accept(net::make_strand(context_), [this](boost::system::error_code error, tcp::socket socket) {
+      if (!acceptor_.is_open()) return;
+      // Out of file descriptors (EMFILE) or an aborted handshake: that connection only.
+      if (!error) std::make_shared<Connection>(std::move(socket), *this)->start();
+      accept();
+    });
+  }
+
+  void begin_stop() {
+    stopping_ = true;
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    for_each_connection([](Connection& connection) { connection.stop(false); });
+    drain_timer_.expires_after(options_.drain_timeout);
+    drain_timer_.async_wait([this](boost::system::error_code error) {
+      if (!error) for_each_connection([](Connection& connection) { connection.stop(true); });
+    });
+    const std::lock_guard lock(mutex_);
+    if (connections_.empty()) drain_timer_.cancel();
+  }
+
+  template <class Action>
+  void for_each_connection(Action action) {
+    std::vector<std::shared_ptr<Connection>> live;
+    {
+      const std::lock_guard lock(mutex_);
+      for (auto& [key, weak] : connections_) {
+        if (auto connection = weak.lock()) live.push_back(std::move(connection));
+      }
+    }
+    for (auto& connection : live) action(*connection);
+  }
+
+  const ServeOptions& options_;
+  SimulatedModel model_;
+  jsonl_recording::RequestRecorder recorder_;
+  ServerCounters counters_;
+  std::atomic<bool> stopping_{false};
+  // Connections unregister as they go, so the registry outlives the context.
+  std::mutex mutex_;
+  std::unordered_map<const Connection*, std::weak_ptr<Connection>> connections_;
+  net::io_context context_;
+  tcp::acceptor acceptor_;
+  net::signal_set signals_;
+  net::steady_timer drain_timer_;
+};
+
+}  // namespace
+
+int run_serve(const ServeOptions& options, std::ostream& out, std::ostream& err) {
+  Server server(options);
+  return server.run(out, err);
+}
+
+}  // namespace jsonl_perf::serve
