@@ -11,9 +11,11 @@
 //                                 status "accepted", recorded_at (wall clock) now
 //   reject(request, body, errors) instead, when it is refused with 400: the request
 //                                 line, status "rejected_400", no response line ever
-//   first_token(request)          as the first token leaves: server_first_token_time (an
-//                                 answer sent whole: as its body is sent, the first token
-//                                 with the rest; finish() stamps it if no call did)
+//   first_token(request)          as the server has the first token (a stream sends it
+//                                 then): server_first_token_time. finish() stamps it if no
+//                                 call did, as the reference does for an answer sent whole;
+//                                 stamped at the first token instead, an answer's decode
+//                                 time (E2E less TTFT) is never below zero.
 //   sent(request, frame)          for each streamed frame that went out, as sent
 //   finish(request, outcome, ...) at the end (completed, client hung up, error): the
 //                                 response line, finished_at now; and for a completed

@@ -1,6 +1,6 @@
 # Checks of the jsonl-perf executable, one per CHECK:
 #   -D CHECK=replay|loadgen|rotation_and_metrics|request_trace|verify_after_kill|
-#            verify_after_kill_zstd|duckdb|summary|compressed|usage
+#            verify_after_kill_zstd|duckdb|summary|compressed|usage|fleet_join
 #   -D TOOL=... -D DATA=tests/jsonl_perf -D SCRATCH=...
 #   -D PYTHON=the system's python3 (with prometheus_client)
 #   -D NODE=node -D DUCKDB_CHECK=tools/duckdb/compare.mjs -D ZSTD=zstd
@@ -316,6 +316,44 @@ elseif(CHECK STREQUAL "usage")
   expect_contains("${stderr}" "--compression: expected 'none', 'zstd' or 'zstd:LEVEL', got 'lz4'")
   run_tool(EXPECT 2 ARGS loadgen --compression zstd:0 --output-dir "${SCRATCH}")
   expect_contains("${stderr}" "zstd level 0 is out of range")
+  run_tool(EXPECT 2 ARGS serve --queue-ms gamma:3)
+  expect_contains("${stderr}" "distribution 'gamma:3': expected const:X")
+  run_tool(EXPECT 2 ARGS fleet --itl-ms uniform:5:1)
+  expect_contains("${stderr}" "HIGH is below LOW")
+  run_tool(EXPECT 2 ARGS client --route chatty)
+
+elseif(CHECK STREQUAL "fleet_join")
+  # A short aggregated fleet on every route, then this project's own join over its run
+  # directory: every answered request joins its perf record, usage on every completed
+  # response, trace E2E within a few ms of what the client measured, no negative decode.
+  run_tool(EXPECT 0 ARGS fleet --rate 40 --duration 3 --output-dir "${SCRATCH}/run"
+                         --route chat --route completions --route responses --stream-fraction 0.5)
+  set(attempt "${SCRATCH}/run/attempt-001")
+  expect_contains("${stdout}" "all balance: yes; all files verify: yes")
+  foreach(part IN ITEMS perf_metrics request_trace client.json report.html server.log)
+    if(NOT EXISTS "${attempt}/${part}")
+      message(FATAL_ERROR "the run directory has no ${part}")
+    endif()
+  endforeach()
+  run_tool(EXPECT 0 ARGS join "${attempt}" --client-results "${attempt}/client.json" --json)
+  set(join "${stdout}")
+  foreach(field IN ITEMS request_lines accepted response_lines completed completed_joined usage_found perf_records)
+    expect_json_equal("${join}" 120 ${field})
+  endforeach()
+  foreach(field IN ITEMS rejected_400 accepted_without_response perf_records_unjoined bad_lines client_disconnected errors)
+    expect_json_equal("${join}" 0 ${field})
+  endforeach()
+  expect_json_equal("${join}" 120 client_matched)
+  string(JSON decode GET "${join}" min_decode_ms)
+  string(JSON difference GET "${join}" max_abs_e2e_difference_ms)
+  if(decode LESS 0 OR difference GREATER 25)
+    message(FATAL_ERROR "decode min ${decode} ms (never negative), |client - trace E2E| max ${difference} ms (a few)")
+  endif()
+  # A second fleet in the same run directory is the next attempt, as a restart is.
+  run_tool(EXPECT 0 ARGS fleet --rate 5 --duration 1 --output-dir "${SCRATCH}/run")
+  if(NOT EXISTS "${SCRATCH}/run/attempt-002/perf_metrics")
+    message(FATAL_ERROR "a second fleet did not start attempt-002")
+  endif()
 else()
   message(FATAL_ERROR "unknown CHECK ${CHECK}")
 endif()

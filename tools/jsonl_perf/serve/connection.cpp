@@ -86,6 +86,10 @@ void Connection::read_request() {
 
 void Connection::on_header(beast::error_code error) {
   ServerCounters& counters = server_.counters();
+  if (error == http::error::body_limit) {  // its declared length, before a byte of the body
+    counters.refused[std::size_t(Refusal::body_too_large)].fetch_add(1);
+    return respond_text(413, "application/json", R"({"detail":"request body too large"})", true);
+  }
   if (error) {
     // A keep-alive connection that sent nothing more is idle, not refused.
     if (error == beast::error::timeout && parser_->got_some()) {
@@ -109,11 +113,6 @@ void Connection::on_header(beast::error_code error) {
       generation_->route = *route;
       generation_->record = server_.recorder().arrive(std::string(path), std::move(headers));
     }
-  }
-  if (parser_->content_length() && *parser_->content_length() > server_.options().body_limit) {
-    counters.refused[std::size_t(Refusal::body_too_large)].fetch_add(1);
-    generation_.reset();
-    return respond_text(413, "application/json", R"({"detail":"request body too large"})", true);
   }
   stream_.expires_after(server_.options().header_timeout);
   http::async_read(stream_, buffer_, *parser_,
@@ -219,7 +218,7 @@ void Connection::produce_token() {
   const double now = jsonl_recording::steady_seconds();
   if (!g.first_token) {
     g.first_token = now;
-    if (g.shape.stream) server_.recorder().first_token(g.record);
+    server_.recorder().first_token(g.record);
   }
   g.last_token = now;
   const std::string& token = g.plan.tokens[g.next_token++];
@@ -227,7 +226,6 @@ void Connection::produce_token() {
   if (g.shape.stream) return write_frame(g.answer->stream_token(token), false);
   g.answer->add_token(token);
   if (!last) return schedule_next_token();
-  server_.recorder().first_token(g.record);  // the whole answer leaves now, its first token with it
   json::value body = g.answer->body(g.plan.finish_reason);
   http::response<http::string_body> response(http::status::ok, parser_->get().version());
   response.set(http::field::content_type, "application/json");

@@ -29,6 +29,7 @@ struct ServerFlags {
   bool durable_perf_metrics = false;
   std::string compression = "none";
 
+  // Each may be given again: the last counts (a fleet's or a test's override).
   void add_to(CLI::App& command) {
     command.add_option("--queue-ms", queue, "queueing before scheduling: const:X, exp:MEAN, uniform:LOW:HIGH, lognormal:MEDIAN:SIGMA")
         ->capture_default_str();
@@ -43,6 +44,7 @@ struct ServerFlags {
         ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
     command.add_flag("--durable-perf-metrics", durable_perf_metrics, "perf metrics count once fsync()ed, with books");
     command.add_option("--compression", compression, "none or zstd[:LEVEL], both streams")->capture_default_str();
+    for (CLI::Option* option : command.get_options()) option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
 
   std::vector<std::string> arguments() const {

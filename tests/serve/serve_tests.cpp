@@ -1,0 +1,245 @@
+// jsonl-perf serve from outside: a real server process on loopback, driven over HTTP,
+// its records read after it stopped. One case a behaviour at the HTTP boundary.
+#define BOOST_TEST_MODULE serve
+#include <boost/test/unit_test.hpp>
+
+#include <sys/resource.h>
+
+#include <thread>
+
+#include "served.hpp"
+
+namespace {
+
+using namespace serve_test;
+using Clock = std::chrono::steady_clock;
+
+std::string text_of(const json::value& value) { return std::string(value.as_string()); }
+
+// The raw bytes of a request whose body is `body`, as a hostile or broken peer sends them.
+std::string raw_post(const std::string& body) {
+  return "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+// Reads until the peer closes; returns what came.
+std::string read_to_close(tcp::socket& socket) {
+  std::string text;
+  char buffer[4096];
+  boost::system::error_code error;
+  while (!error) text.append(buffer, socket.read_some(net::buffer(buffer), error));
+  return text;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_streamed_answer_is_traced_once_with_its_usage_and_joins_its_perf_record) {
+  Served server;
+  const auto response = server.post("/v1/chat/completions", chat_request(true));
+  BOOST_TEST(response.result_int() == 200u);
+  BOOST_TEST(response.body().ends_with("data: [DONE]\n\n"));
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+
+  const auto requests = server.lines("requests");
+  const auto responses = server.lines("responses");
+  const auto records = server.lines("perf_metrics");
+  BOOST_REQUIRE_EQUAL(requests.size(), 1u);
+  BOOST_REQUIRE_EQUAL(responses.size(), 1u);
+  BOOST_REQUIRE_EQUAL(records.size(), 1u);
+  BOOST_TEST(text_of(requests[0].at("status")) == "accepted");
+  BOOST_TEST(requests[0].at("trace_id") == responses[0].at("trace_id"));
+  BOOST_TEST(text_of(responses[0].at("status")) == "completed");
+  BOOST_TEST(responses[0].at("client_id") == records[0].at("request_id"));
+  // The answer as sent, its usage where OpenAI puts it: the chunk before [DONE].
+  const std::string sent = text_of(responses[0].at("response").at("body"));
+  BOOST_TEST(sent == response.body());
+  BOOST_TEST(sent.find(R"("choices":[],"usage":{"prompt_tokens":)") != std::string::npos);
+  const auto& timing = records[0].at("perf_metrics").at("timing_metrics").as_object();
+  BOOST_TEST(timing.at("server_arrival_time") == requests[0].at("server_arrival_time"));
+  BOOST_TEST(timing.at("server_first_token_time").as_double() >= timing.at("server_arrival_time").as_double());
+  BOOST_TEST(records[0].at("perf_metrics").at("kv_cache_metrics").as_object().contains("num_total_allocated_blocks"));
+}
+
+BOOST_AUTO_TEST_CASE(both_stamps_lead_the_request_line_whatever_the_body) {
+  Served server;
+  std::string long_text(200'000, 'x');
+  json::object body{{"model", "m"}, {"messages", json::array{json::object{{"role", "user"}, {"content", long_text}}}}};
+  BOOST_TEST(server.post("/v1/chat/completions", json::serialize(body)).result_int() == 200u);
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  const std::string line = json::serialize(server.lines("requests").at(0));
+  BOOST_TEST(line.find("\"recorded_at\":") < 1000u);
+  BOOST_TEST(line.find("\"server_arrival_time\":") < 1000u);
+}
+
+BOOST_AUTO_TEST_CASE(each_route_answers_in_its_own_dialect_streamed_and_not) {
+  Served server;
+  const json::value completion = json::parse(
+      server.post("/v1/completions", R"({"model":"m","prompt":"Once","max_tokens":3})").body());
+  BOOST_TEST(text_of(completion.at("object")) == "text_completion");
+  BOOST_TEST(completion.at("usage").at("completion_tokens").as_int64() == 3);
+  const std::string responses_stream =
+      server.post("/v1/responses", R"({"model":"m","input":"Hi","max_output_tokens":3,"stream":true})").body();
+  BOOST_TEST(responses_stream.starts_with("event: response.created\ndata: "));
+  BOOST_TEST(responses_stream.find("event: response.completed\n") != std::string::npos);
+  BOOST_TEST(responses_stream.find("\"input_tokens\":") != std::string::npos);
+  const json::value chat = json::parse(server.post("/v1/chat/completions", chat_request(false, 2)).body());
+  BOOST_TEST(text_of(chat.at("object")) == "chat.completion");
+  BOOST_TEST(chat.at("usage").at("total_tokens").as_int64() > 2);
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  BOOST_TEST(server.lines("requests").size() == 3u);
+  BOOST_TEST(server.lines("responses").size() == 3u);
+  BOOST_TEST(server.lines("perf_metrics").size() == 3u);
+}
+
+BOOST_AUTO_TEST_CASE(health_models_and_the_writers_metrics_are_served) {
+  Served server;
+  BOOST_TEST(server.request(http::verb::get, "/health").result_int() == 200u);
+  const json::value models = json::parse(server.request(http::verb::get, "/v1/models").body());
+  BOOST_TEST(text_of(models.at("object")) == "list");
+  BOOST_TEST(server.request(http::verb::get, "/v1/nothing").result_int() == 404u);
+  server.post("/v1/chat/completions", chat_request(false));
+  BOOST_TEST(server.metric(R"(jsonl_records_submitted_total{subject="request trace",server_kind="server"})") >= 1);
+  BOOST_TEST(server.metric(R"(jsonl_serve_requests_total{route="/v1/chat/completions",status="completed"})") == 1);
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+}
+
+BOOST_AUTO_TEST_CASE(a_body_declared_over_the_default_16_mib_gets_413_is_counted_and_not_traced) {
+  Served server;
+  tcp::socket socket = server.connect();
+  const std::string head = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                           std::to_string((std::size_t{16} << 20) + 1) + "\r\n\r\n";
+  net::write(socket, net::buffer(head));
+  BOOST_TEST(read_to_close(socket).starts_with("HTTP/1.1 413"));
+  // At the limit exactly, a body is read (and this one, not JSON, rejected with 400).
+  BOOST_TEST(server.post("/v1/chat/completions", std::string(std::size_t{16} << 20, ' ')).result_int() == 400u);
+  BOOST_TEST(server.metric(R"(jsonl_serve_refused_total{reason="body_too_large"})") == 1);
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  BOOST_TEST(server.lines("requests").size() == 1u);  // the 400 only
+}
+
+BOOST_AUTO_TEST_CASE(a_chunked_body_over_a_configured_limit_gets_413) {
+  Served server({"--body-limit", "1000"});
+  tcp::socket socket = server.connect();
+  const std::string chunk(1500, 'a');
+  std::ostringstream raw;
+  raw << "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" << std::hex
+      << chunk.size() << "\r\n" << chunk << "\r\n0\r\n\r\n";
+  net::write(socket, net::buffer(raw.str()));
+  BOOST_TEST(read_to_close(socket).starts_with("HTTP/1.1 413"));
+  BOOST_TEST(server.metric(R"(jsonl_serve_refused_total{reason="body_too_large"})") == 1);
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  BOOST_TEST(server.lines("requests").empty());
+}
+
+BOOST_AUTO_TEST_CASE(invalid_json_gets_400_and_a_rejected_request_line_without_a_response_line) {
+  Served server;
+  const auto response = server.post("/v1/chat/completions", R"({"model": "m", "messages": [)");
+  BOOST_TEST(response.result_int() == 400u);
+  BOOST_TEST(json::parse(response.body()).as_object().contains("error"));
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  const auto requests = server.lines("requests");
+  BOOST_REQUIRE_EQUAL(requests.size(), 1u);
+  BOOST_TEST(text_of(requests[0].at("status")) == "rejected_400");
+  BOOST_TEST(text_of(requests[0].at("body")) == R"({"model": "m", "messages": [)");
+  BOOST_TEST(text_of(requests[0].at("validation_errors").at(0).at("type")) == "json_invalid");
+  BOOST_TEST(requests[0].contains("body_parse_error"));
+  BOOST_TEST(server.lines("responses").empty());
+  BOOST_TEST(server.lines("perf_metrics").empty());
+}
+
+BOOST_AUTO_TEST_CASE(invalid_utf8_gets_400_and_its_body_is_kept_as_text_with_replacement_characters) {
+  Served server;
+  const auto response = server.post("/v1/chat/completions", "{\"model\":\"m\",\"messages\":\"\xff\xfe\"}");
+  BOOST_TEST(response.result_int() == 400u);
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  const auto requests = server.lines("requests");
+  BOOST_REQUIRE_EQUAL(requests.size(), 1u);
+  BOOST_TEST(text_of(requests[0].at("status")) == "rejected_400");
+  BOOST_TEST(text_of(requests[0].at("body")).find("\xef\xbf\xbd") != std::string::npos);  // U+FFFD
+  BOOST_TEST(server.lines("responses").empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_body_missing_a_required_field_is_rejected_with_its_validation_errors) {
+  Served server;
+  const auto response = server.post("/v1/responses", R"({"model":"m","stream":"yes"})");
+  BOOST_TEST(response.result_int() == 400u);
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  const auto requests = server.lines("requests");
+  BOOST_REQUIRE_EQUAL(requests.size(), 1u);
+  const json::array& errors = requests[0].at("validation_errors").as_array();
+  BOOST_REQUIRE_EQUAL(errors.size(), 2u);
+  BOOST_TEST(json::serialize(errors[0]) == R"({"loc":["body","input"],"type":"missing","msg":"Field required"})");
+  BOOST_TEST(text_of(errors[1].at("type")) == "bool_type");
+  BOOST_TEST(text_of(requests[0].at("route")) == "/v1/responses");
+}
+
+BOOST_AUTO_TEST_CASE(a_client_that_hangs_up_mid_stream_is_traced_client_disconnected_with_the_frames_sent) {
+  Served server({"--itl-ms", "const:20"});
+  tcp::socket socket = server.connect();
+  net::write(socket, net::buffer(raw_post(chat_request(true, 500))));
+  // Hang up once two tokens have come.
+  std::string seen;
+  char buffer[4096];
+  while (std::count(seen.begin(), seen.end(), '\n') < 12) seen.append(buffer, socket.read_some(net::buffer(buffer)));
+  socket.close();
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  const auto responses = server.lines("responses");
+  BOOST_REQUIRE_EQUAL(responses.size(), 1u);
+  BOOST_TEST(text_of(responses[0].at("status")) == "client_disconnected");
+  BOOST_TEST(text_of(responses[0].at("termination").at("cause")) == "client_disconnected");
+  const std::string sent = text_of(responses[0].at("response").at("body"));
+  BOOST_TEST(sent.find("\"content\":") != std::string::npos);
+  BOOST_TEST(sent.find("[DONE]") == std::string::npos);
+  BOOST_TEST(server.lines("requests").size() == 1u);
+  BOOST_TEST(server.lines("perf_metrics").empty());  // an engine reports what it finished
+}
+
+BOOST_AUTO_TEST_CASE(headers_sent_a_byte_a_second_are_closed_after_the_default_10_s_header_timeout) {
+  Served server;
+  tcp::socket socket = server.connect();
+  const std::string head = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nX-Padding: ";
+  const auto start = Clock::now();
+  boost::system::error_code error;
+  // The peer's pace is the behaviour under test, not a wait for the server.
+  for (std::size_t i = 0; !error && i < 60; ++i) {
+    net::write(socket, net::buffer(&head[i % head.size()], 1), error);
+    if (!error) std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  }
+  if (!error) read_to_close(socket);
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  BOOST_TEST(seconds >= 9.5);
+  BOOST_TEST(seconds < 20);
+  BOOST_TEST(server.metric(R"(jsonl_serve_refused_total{reason="header_timeout"})") == 1);
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  BOOST_TEST(server.lines("requests").empty());
+}
+
+BOOST_AUTO_TEST_CASE(nine_hundred_idle_connections_keep_memory_bounded_and_new_requests_served) {
+  // The server under the default soft limit, 1,024 files; this process holds the 900 too.
+  rlimit files{};
+  BOOST_REQUIRE_EQUAL(::getrlimit(RLIMIT_NOFILE, &files), 0);
+  const rlimit default_limit{std::min<rlim_t>(1024, files.rlim_max), files.rlim_max};
+  BOOST_REQUIRE(default_limit.rlim_cur >= 1000);
+  BOOST_REQUIRE_EQUAL(::setrlimit(RLIMIT_NOFILE, &default_limit), 0);
+  Served server;
+  BOOST_REQUIRE_EQUAL(::setrlimit(RLIMIT_NOFILE, &files), 0);
+  const auto resident_kib = [&] {
+    std::ifstream status("/proc/" + std::to_string(server.pid()) + "/status");
+    for (std::string line; std::getline(status, line);) {
+      if (line.starts_with("VmRSS:")) return std::stol(line.substr(6));
+    }
+    return -1L;
+  };
+  server.post("/v1/chat/completions", chat_request(true));
+  const long before = resident_kib();
+  std::vector<tcp::socket> idle;
+  for (int i = 0; i < 900; ++i) idle.push_back(server.connect());
+  BOOST_TEST(server.post("/v1/chat/completions", chat_request(true)).result_int() == 200u);
+  BOOST_TEST(server.metric("jsonl_serve_connections_open") >= 900);
+  const long after = resident_kib();
+  BOOST_TEST_MESSAGE("resident " << before << " KiB before, " << after << " KiB with 900 idle connections");
+  BOOST_TEST(after - before < 32 * 1024);  // well under 36 KiB a connection
+  idle.clear();
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  BOOST_TEST(server.lines("requests").size() == 2u);
+}

@@ -1,0 +1,121 @@
+// A `jsonl-perf serve` process for a test, and what a test does with it: requests over
+// HTTP/1.1 (well-formed, or bytes as a hostile peer sends them), the server's /metrics,
+// and after it stopped, the lines it recorded.
+#pragma once
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "serve/server_process.hpp"
+#include "test_support.hpp"
+
+namespace serve_test {
+
+namespace net = boost::asio;
+namespace http = boost::beast::http;
+namespace json = boost::json;
+using tcp = net::ip::tcp;
+
+class Served {
+ public:
+  explicit Served(std::vector<std::string> extra = {})
+      : process_(JSONL_PERF_TOOL, arguments(scratch_.path(), std::move(extra)), scratch_.path() / "server.log") {
+    const std::string url = process_.url(std::chrono::seconds(30));
+    const std::size_t colon = url.rfind(':');
+    if (url.empty() || colon == std::string::npos) throw std::runtime_error("the server did not start: " + log());
+    port_ = url.substr(colon + 1);
+  }
+
+  // A connected socket to the server.
+  tcp::socket connect() {
+    tcp::socket socket(context_);
+    net::connect(socket, tcp::resolver(context_).resolve("127.0.0.1", port_));
+    return socket;
+  }
+
+  http::response<http::string_body> request(http::verb verb, std::string target, std::string body = {},
+                                            std::vector<std::pair<std::string, std::string>> headers = {}) {
+    tcp::socket socket = connect();
+    http::request<http::string_body> message(verb, target, 11);
+    message.set(http::field::host, "127.0.0.1");
+    message.set(http::field::content_type, "application/json");
+    for (const auto& [name, value] : headers) message.set(name, value);
+    message.body() = std::move(body);
+    message.prepare_payload();
+    http::write(socket, message);
+    boost::beast::flat_buffer buffer;
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(std::uint64_t{1} << 30);
+    http::read(socket, buffer, parser);
+    return parser.release();
+  }
+
+  http::response<http::string_body> post(std::string target, std::string body) {
+    return request(http::verb::post, std::move(target), std::move(body));
+  }
+
+  // One sample of the server's /metrics, by its name and labels as written there.
+  double metric(const std::string& sample) {
+    const std::string text = request(http::verb::get, "/metrics").body();
+    const std::size_t at = text.find("\n" + sample + " ");
+    if (at == std::string::npos) throw std::runtime_error("no sample " + sample + " in /metrics");
+    return std::stod(text.substr(at + sample.size() + 2));
+  }
+
+  // SIGTERM; the server's exit status.
+  int stop() { return process_.stop(std::chrono::seconds(30)); }
+
+  pid_t pid() const { return process_.pid(); }
+
+  // The JSON lines of the trace files of `kind` ("requests", "responses"), or of the perf
+  // files ("perf_metrics"), after the server stopped.
+  std::vector<json::object> lines(const std::string& kind) const {
+    std::vector<json::object> result;
+    const std::filesystem::path root = scratch_.path() / (kind == "perf_metrics" ? "perf_metrics" : "request_trace");
+    if (!std::filesystem::exists(root)) return result;
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
+      const std::string name = entry.path().filename().string();
+      if (!entry.is_regular_file() || !name.starts_with(kind + "-") || !name.ends_with(".jsonl")) continue;
+      std::ifstream input(entry.path(), std::ios::binary);
+      for (std::string line; std::getline(input, line);) result.push_back(json::parse(line).as_object());
+    }
+    return result;
+  }
+
+  std::string log() const { return jsonl_test::read_file(scratch_.path() / "server.log"); }
+
+ private:
+  static std::vector<std::string> arguments(const std::filesystem::path& dir, std::vector<std::string> extra) {
+    std::vector<std::string> result{"jsonl-perf", "serve", "--port", "0", "--output-dir", dir.string(),
+                                    "--queue-ms", "const:0", "--ttft-ms", "const:1", "--itl-ms", "const:1"};
+    result.insert(result.end(), extra.begin(), extra.end());
+    return result;
+  }
+
+  jsonl_test::ScratchDirectory scratch_;
+  jsonl_perf::serve::ServerProcess process_;
+  net::io_context context_;
+  std::string port_;
+};
+
+// The body of a streamed chat request that asks for usage.
+inline std::string chat_request(bool stream, int max_tokens = 4) {
+  json::object body{{"model", "simulated-llm"},
+                    {"messages", json::array{json::object{{"role", "user"}, {"content", "Say hello."}}}},
+                    {"max_tokens", max_tokens},
+                    {"stream", stream}};
+  if (stream) body["stream_options"] = {{"include_usage", true}};
+  return json::serialize(body);
+}
+
+}  // namespace serve_test
