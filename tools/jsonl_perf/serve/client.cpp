@@ -291,7 +291,11 @@ void print_client_report(const ClientReport& report, std::ostream& out) {
         << std::setw(7) << group.usage << std::setprecision(2);
     for (double value : {percentile(group.ttft, 50), percentile(group.ttft, 99), percentile(group.e2e, 50),
                          percentile(group.e2e, 99), percentile(group.e2e, 100)}) {
-      out << std::setw(10) << value;
+      if (std::isnan(value)) {
+        out << std::setw(10) << "-";  // no TTFT for an answer sent whole
+      } else {
+        out << std::setw(10) << value;
+      }
     }
     out << " ";
     for (const auto& [outcome, count] : group.outcomes) {
