@@ -93,7 +93,8 @@ struct RequestRecorder::Writers {
   std::atomic<std::uint64_t> perf_records{0};
 };
 
-RequestRecorder::RequestRecorder(RecorderOptions options) : server_kind_(options.server_kind) {
+RequestRecorder::RequestRecorder(RecorderOptions options)
+    : server_kind_(options.server_kind), engine_id_as_disagg_request_id_(options.engine_id_as_disagg_request_id) {
   if (options.output_dir) writers_ = std::make_unique<Writers>(options);
 }
 
@@ -181,7 +182,7 @@ void RequestRecorder::finish(Request& request, Outcome outcome, const EngineRepo
                     {"finished_at", iso_utc(microseconds(now))},
                     {"status", status_name(outcome)},
                     {"client_id", engine.request_id},
-                    {"disagg_request_id", nullptr},
+                    {"disagg_request_id", engine_id_as_disagg_request_id_ ? json::value(engine.request_id) : json::value()},
                     {"ctx_request_id", nullptr}};
   if (termination) line["termination"] = {{"cause", termination->cause}, {"detail", termination->detail}};
   if (payload && !request.streamed_) {

@@ -51,6 +51,13 @@ struct RecorderOptions {
   bool durable_traces = true;          // the reference's default for traces
   bool durable_perf_metrics = false;   // and for perf metrics
   std::optional<int> zstd_level;       // compressed files, both streams
+  // An aggregated server has no proxy to assign a disagg_request_id, and the reference's
+  // server leaves it null there; but the reference's analysis joins a response line to
+  // perf records on it alone (keying a record by its disagg_request_id, else its
+  // request_id), so with that null it joins none. On: the response line's
+  // disagg_request_id is the engine's request id, and the analysis joins each response
+  // to its record. Off: null, the reference's bytes.
+  bool engine_id_as_disagg_request_id = true;
 };
 
 // How a request ended, as the response line's status says it.
@@ -144,6 +151,7 @@ class RequestRecorder {
   struct Writers;
   std::unique_ptr<Writers> writers_;
   std::string server_kind_;
+  bool engine_id_as_disagg_request_id_;
 };
 
 // "2026-09-03T14:05:09.123456+00:00", as Python's datetime.isoformat() writes a UTC

@@ -345,9 +345,12 @@ elseif(CHECK STREQUAL "fleet_join")
   endforeach()
   expect_json_equal("${join}" 120 client_matched)
   string(JSON decode GET "${join}" min_decode_ms)
-  string(JSON difference GET "${join}" max_abs_e2e_difference_ms)
-  if(decode LESS 0 OR difference GREATER 25)
-    message(FATAL_ERROR "decode min ${decode} ms (never negative), |client - trace E2E| max ${difference} ms (a few)")
+  string(JSON median GET "${join}" median_e2e_difference_ms)
+  string(JSON largest GET "${join}" max_abs_e2e_difference_ms)
+  # A few ms here; the bounds are generous for sanitizer builds and loaded machines.
+  if(decode LESS 0 OR median GREATER 10 OR largest GREATER 50)
+    message(FATAL_ERROR "decode min ${decode} ms (never negative); client - trace E2E: median ${median} ms, "
+                        "largest ${largest} ms (a few)")
   endif()
   # A second fleet in the same run directory is the next attempt, as a restart is.
   run_tool(EXPECT 0 ARGS fleet --rate 5 --duration 1 --output-dir "${SCRATCH}/run")

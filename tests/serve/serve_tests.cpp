@@ -50,6 +50,8 @@ BOOST_AUTO_TEST_CASE(a_streamed_answer_is_traced_once_with_its_usage_and_joins_i
   BOOST_TEST(requests[0].at("trace_id") == responses[0].at("trace_id"));
   BOOST_TEST(text_of(responses[0].at("status")) == "completed");
   BOOST_TEST(responses[0].at("client_id") == records[0].at("request_id"));
+  // The key the reference's analysis joins on, which an aggregated server has no proxy to set.
+  BOOST_TEST(responses[0].at("disagg_request_id") == records[0].at("request_id"));
   // The answer as sent, its usage where OpenAI puts it: the chunk before [DONE].
   const std::string sent = text_of(responses[0].at("response").at("body"));
   BOOST_TEST(sent == response.body());
@@ -58,6 +60,13 @@ BOOST_AUTO_TEST_CASE(a_streamed_answer_is_traced_once_with_its_usage_and_joins_i
   BOOST_TEST(timing.at("server_arrival_time") == requests[0].at("server_arrival_time"));
   BOOST_TEST(timing.at("server_first_token_time").as_double() >= timing.at("server_arrival_time").as_double());
   BOOST_TEST(records[0].at("perf_metrics").at("kv_cache_metrics").as_object().contains("num_total_allocated_blocks"));
+}
+
+BOOST_AUTO_TEST_CASE(the_reference_servers_null_disagg_request_id_is_an_option) {
+  Served server({"--disagg-request-id", "null"});
+  server.post("/v1/chat/completions", chat_request(false));
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  BOOST_TEST(server.lines("responses").at(0).at("disagg_request_id").is_null());
 }
 
 BOOST_AUTO_TEST_CASE(both_stamps_lead_the_request_line_whatever_the_body) {

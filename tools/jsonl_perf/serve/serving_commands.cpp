@@ -28,6 +28,7 @@ struct ServerFlags {
   std::string recording = "on";
   bool durable_perf_metrics = false;
   std::string compression = "none";
+  std::string disagg_request_id = "engine";
 
   // Each may be given again: the last counts (a fleet's or a test's override).
   void add_to(CLI::App& command) {
@@ -44,6 +45,10 @@ struct ServerFlags {
         ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
     command.add_flag("--durable-perf-metrics", durable_perf_metrics, "perf metrics count once fsync()ed, with books");
     command.add_option("--compression", compression, "none or zstd[:LEVEL], both streams")->capture_default_str();
+    command.add_option("--disagg-request-id", disagg_request_id,
+                       "a response line's disagg_request_id: engine (its request id, which the reference's analysis "
+                       "joins on) or null (the reference server's bytes)")
+        ->check(CLI::IsMember({"engine", "null"}))->capture_default_str();
     for (CLI::Option* option : command.get_options()) option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
 
@@ -51,7 +56,7 @@ struct ServerFlags {
     std::vector<std::string> result{"--queue-ms", queue, "--ttft-ms", first_token, "--itl-ms", between_tokens,
                                     "--seed", std::to_string(seed), "--body-limit", std::to_string(body_limit),
                                     "--header-timeout", std::to_string(header_timeout), "--recording", recording,
-                                    "--compression", compression};
+                                    "--compression", compression, "--disagg-request-id", disagg_request_id};
     if (durable_perf_metrics) result.push_back("--durable-perf-metrics");
     return result;
   }
@@ -65,6 +70,7 @@ struct ServerFlags {
     options.header_timeout = std::chrono::milliseconds(static_cast<long>(header_timeout * 1000));
     if (recording == "on") options.recording.output_dir = output_dir;
     options.recording.durable_perf_metrics = durable_perf_metrics;
+    options.recording.engine_id_as_disagg_request_id = disagg_request_id == "engine";
     if (compression == "zstd") {
       options.recording.zstd_level = 1;
     } else if (compression.starts_with("zstd:")) {
