@@ -4,19 +4,15 @@
 #include <atomic>
 #include <chrono>
 #include <ctime>
-#include <sstream>
-#include <vector>
 
-#include "request_recorder.hpp"
+#include "recording_destination.hpp"
 
-import jsonl.perf_metrics;
 import jsonl.request_trace;
 
 namespace jsonl_recording {
 namespace {
 
 namespace json = boost::json;
-using TraceWriter = jsonl::RequestTraceWriter<json::value>;
 
 std::int64_t microseconds(std::chrono::system_clock::time_point at) {
   return std::chrono::floor<std::chrono::microseconds>(at).time_since_epoch().count();
@@ -56,62 +52,40 @@ std::string session_of(const Headers& headers, const json::value& body) {
 
 }  // namespace
 
-struct RequestRecorder::Writers {
-  Writers(const RecorderOptions& options)
-      : perf(perf_options(options)), traces(trace_options(options), jsonl::process_suffix()) {}
-
-  static jsonl::WriterOptions perf_options(const RecorderOptions& options) {
-    jsonl::WriterOptions result = jsonl::perf_metrics_options(*options.output_dir / "perf_metrics", options.server_kind);
-    result.durability.enabled = options.durable_perf_metrics;
-    if (options.zstd_level) result.compression = jsonl::Compression::zstd(*options.zstd_level);
-    return result;
-  }
-  static jsonl::WriterOptions trace_options(const RecorderOptions& options) {
-    jsonl::WriterOptions result = jsonl::request_trace_options(*options.output_dir / "request_trace");
-    result.durability.enabled = options.durable_traces;
-    if (options.zstd_level) result.compression = jsonl::Compression::zstd(*options.zstd_level);
-    return result;
-  }
-
-  // A request line whose body is moved in last, not copied.
-  void submit_request(json::object line, json::value body, std::chrono::system_clock::time_point made_at) {
-    line.emplace("body", std::move(body));
-    submit_trace(jsonl::trace_requests, std::move(line), made_at);
-  }
-
-  void submit_trace(std::string_view kind, json::object line, std::chrono::system_clock::time_point made_at) {
-    if (traces.submit(jsonl::TraceRecord<json::value>(std::string(kind), json::value(std::move(line)), made_at))) {
-      (kind == jsonl::trace_requests ? requests_traced : responses_traced).fetch_add(1, std::memory_order_relaxed);
-    }
-  }
-
-  jsonl::TypedPerfMetricsJsonlWriter perf;
-  TraceWriter traces;
-  bool running = false;
+// What the recorder counts itself: the records its destination took.
+struct RequestRecorder::Counts {
   std::atomic<std::uint64_t> requests_traced{0};
   std::atomic<std::uint64_t> responses_traced{0};
   std::atomic<std::uint64_t> perf_records{0};
 };
 
-RequestRecorder::RequestRecorder(RecorderOptions options)
-    : server_kind_(options.server_kind), engine_id_as_disagg_request_id_(options.engine_id_as_disagg_request_id) {
-  if (options.output_dir) writers_ = std::make_unique<Writers>(options);
+RequestRecorder::RequestRecorder(RecorderOptions options, std::unique_ptr<RecordingDestination> destination)
+    : destination_(std::move(destination)),
+      counts_(std::make_unique<Counts>()),
+      server_kind_(options.server_kind),
+      engine_id_as_disagg_request_id_(options.engine_id_as_disagg_request_id) {
+  if (!destination_ && options.output_dir) destination_ = jsonl_writers(options);
 }
 
 RequestRecorder::~RequestRecorder() { close(); }
 
 bool RequestRecorder::start() {
-  if (!writers_) return true;
-  writers_->perf.start();
-  writers_->traces.start();
-  writers_->running = writers_->perf.path().has_value() && writers_->traces.path().has_value();
-  return writers_->running;
+  if (!destination_ || started_) return true;
+  started_ = true;
+  return destination_->start();
 }
 
 void RequestRecorder::close() {
-  if (!writers_) return;
-  writers_->perf.close();
-  writers_->traces.close();
+  if (destination_ && started_ && !closed_) destination_->close();
+  closed_ = true;
+}
+
+void RequestRecorder::submit_trace(std::string_view kind, json::object line,
+                                   std::chrono::system_clock::time_point made_at) const {
+  if (destination_->trace(kind, std::move(line), made_at)) {
+    (kind == jsonl::trace_requests ? counts_->requests_traced : counts_->responses_traced)
+        .fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 RequestRecorder::Request RequestRecorder::arrive(std::string route, Headers headers) const {
@@ -124,28 +98,28 @@ RequestRecorder::Request RequestRecorder::arrive(std::string route, Headers head
 
 void RequestRecorder::accept(Request& request, json::value body) const {
   request.accepted_ = true;
-  if (!writers_) return;
+  if (!destination_) return;
   request.trace_id_ = jsonl::make_trace_id();
   request.session_ = session_of(request.headers_, body);
   const auto now = std::chrono::system_clock::now();
   // Both stamps lead the line, ahead of the headers and the body: a reader finds them
-  // in its first characters whatever the body's size.
-  writers_->submit_request(
-                         {{"event", "request"},
+  // in its first characters whatever the body's size. The body goes in last, moved.
+  json::object line{{"event", "request"},
                           {"trace_id", request.trace_id_},
                           {"session", request.session_},
                           {"recorded_at", iso_utc(microseconds(now))},
                           {"server_arrival_time", request.server_arrival_time_},
                           {"route", request.route_},
                           {"status", "accepted"},
-                          {"headers", jsonl::headers_json(request.headers_)}},
-                         std::move(body), now);
+                          {"headers", jsonl::headers_json(request.headers_)}};
+  line.emplace("body", std::move(body));
+  submit_trace(jsonl::trace_requests, std::move(line), now);
 }
 
 void RequestRecorder::reject(Request& request, json::value body, json::array errors,
                              std::optional<std::string> parse_error) const {
   request.finished_ = true;
-  if (!writers_) return;
+  if (!destination_) return;
   const auto now = std::chrono::system_clock::now();
   json::object line{{"event", "request"},
                     {"trace_id", jsonl::make_trace_id()},
@@ -158,7 +132,7 @@ void RequestRecorder::reject(Request& request, json::value body, json::array err
   line.emplace("body", std::move(body));
   line.emplace("validation_errors", std::move(errors));
   if (parse_error) line.emplace("body_parse_error", *parse_error);
-  writers_->submit_trace(jsonl::trace_requests, std::move(line), now);
+  submit_trace(jsonl::trace_requests, std::move(line), now);
 }
 
 void RequestRecorder::first_token(Request& request) const {
@@ -167,14 +141,14 @@ void RequestRecorder::first_token(Request& request) const {
 
 void RequestRecorder::sent(Request& request, std::string_view frame) const {
   request.streamed_ = true;
-  if (writers_) request.frames_.append(frame);
+  if (destination_) request.frames_.append(frame);
 }
 
 void RequestRecorder::finish(Request& request, Outcome outcome, const EngineReport& engine,
                              std::optional<json::value> payload, std::optional<Termination> termination) const {
   if (!request.accepted_ || request.finished_) return;
   request.finished_ = true;
-  if (!writers_) return;
+  if (!destination_) return;
   const auto now = std::chrono::system_clock::now();
   json::object line{{"event", "response"},
                     {"trace_id", request.trace_id_},
@@ -190,7 +164,7 @@ void RequestRecorder::finish(Request& request, Outcome outcome, const EngineRepo
   } else {
     line["response"] = {{"kind", "sse_text"}, {"body", std::move(request.frames_)}};
   }
-  writers_->submit_trace(jsonl::trace_responses, std::move(line), now);
+  submit_trace(jsonl::trace_responses, std::move(line), now);
   if (outcome != Outcome::completed) return;  // an engine reports the requests it finished
 
   // Not streamed: the first token reached the client with the last, now.
@@ -213,34 +187,17 @@ void RequestRecorder::finish(Request& request, Outcome outcome, const EngineRepo
           .num_missed_blocks = engine.missed_blocks,
           .kv_cache_hit_rate = looked_up == 0 ? 0.0 : double(engine.reused_blocks) / double(looked_up)}};
   jsonl::perf::PerfMetricsRecord record{.request_id = engine.request_id, .phases = {.server = std::move(phase)}};
-  if (writers_->perf.submit(std::move(record))) writers_->perf_records.fetch_add(1, std::memory_order_relaxed);
+  if (destination_->perf(std::move(record))) counts_->perf_records.fetch_add(1, std::memory_order_relaxed);
 }
 
 RecorderCounts RequestRecorder::counts() const {
-  if (!writers_) return {};
-  return {writers_->requests_traced.load(), writers_->responses_traced.load(), writers_->perf_records.load()};
+  return {counts_->requests_traced.load(), counts_->responses_traced.load(), counts_->perf_records.load()};
 }
 
-std::string RequestRecorder::metrics_text() const {
-  if (!writers_) return {};
-  const std::vector<jsonl::MetricLabel> labels{{"server_kind", server_kind_}};
-  const std::vector<jsonl::WriterMetrics> writers{
-      {writers_->perf.stats(), std::string(jsonl::perf_metrics_subject), labels},
-      {writers_->traces.stats(), std::string(jsonl::request_trace_subject), labels}};
-  return jsonl::prometheus_text(writers);
-}
+std::string RequestRecorder::metrics_text() const { return destination_ ? destination_->metrics_text(server_kind_) : ""; }
 
 std::string RequestRecorder::accounting_line() const {
-  if (!writers_) return "recording off";
-  std::ostringstream line;
-  const auto describe = [&](std::string_view name, const jsonl::WriterStats& stats) {
-    line << name << ": submitted " << stats.submitted << ", written " << stats.written << ", unknown "
-         << stats.unknown << ", dropped " << stats.dropped();
-  };
-  describe("perf metrics", writers_->perf.stats());
-  line << "; ";
-  describe("request traces", writers_->traces.stats());
-  return line.str();
+  return destination_ ? destination_->accounting_line() : "recording off";
 }
 
 std::string iso_utc(std::int64_t microseconds_since_epoch) {

@@ -28,8 +28,10 @@
 #pragma once
 
 #include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -40,6 +42,8 @@
 #include <vector>
 
 namespace jsonl_recording {
+
+class RecordingDestination;  // recording_destination.hpp
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
@@ -113,15 +117,18 @@ class RequestRecorder {
     bool finished_ = false;
   };
 
-  explicit RequestRecorder(RecorderOptions options);
+  // Records into `destination`; by default (null), into this project's writers under
+  // options.output_dir, or nowhere when it is empty.
+  explicit RequestRecorder(RecorderOptions options, std::unique_ptr<RecordingDestination> destination = nullptr);
   ~RequestRecorder();
   RequestRecorder(const RequestRecorder&) = delete;
   RequestRecorder& operator=(const RequestRecorder&) = delete;
 
-  // Starts both writers (creating their directories). False when either could not start
-  // (its writer logged why); the recorder then records nothing.
+  // Starts the destination (for the writers: their directories and threads). False when
+  // it cannot record (it logged why). Once; not thread-safe with the calls below.
   bool start();
-  // Writes what is queued, waiting at most each writer's shutdown timeout.
+  // Writes what is queued (the writers: waiting at most their shutdown timeouts). Once,
+  // after the last request's calls.
   void close();
 
   Request arrive(std::string route, Headers headers) const;
@@ -138,20 +145,26 @@ class RequestRecorder {
               std::optional<boost::json::value> payload = std::nullopt,
               std::optional<Termination> termination = std::nullopt) const;
 
-  // Whether anything is recorded (an output directory was given).
-  bool recording() const { return writers_ != nullptr; }
+  // Whether anything is recorded.
+  bool recording() const { return destination_ != nullptr; }
   RecorderCounts counts() const;
-  // Both writers' counters in the Prometheus text format, labelled server_kind.
+  // The destination's counters in the Prometheus text format, labelled server_kind.
   std::string metrics_text() const;
   // Whether every record submitted is written, unknown or dropped for a named reason,
   // and what each writer says of it (for a log line at exit).
   std::string accounting_line() const;
 
  private:
-  struct Writers;
-  std::unique_ptr<Writers> writers_;
+  struct Counts;
+  void submit_trace(std::string_view kind, boost::json::object line,
+                    std::chrono::system_clock::time_point made_at) const;
+
+  std::unique_ptr<RecordingDestination> destination_;
+  std::unique_ptr<Counts> counts_;
   std::string server_kind_;
   bool engine_id_as_disagg_request_id_;
+  bool started_ = false;
+  bool closed_ = false;
 };
 
 // "2026-09-03T14:05:09.123456+00:00", as Python's datetime.isoformat() writes a UTC

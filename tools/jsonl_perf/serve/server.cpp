@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "connection.hpp"
+#include "spdlog_destination.hpp"
 
 namespace jsonl_perf::serve {
 namespace {
@@ -29,13 +30,13 @@ class Server final : public ServerContext {
   explicit Server(const ServeOptions& options)
       : options_(options),
         model_(options.model),
-        recorder_(options.recording),
+        recorder_(make_recorder(options.recording, options.record_with_spdlog)),
         acceptor_(context_),
         signals_(context_, SIGINT, SIGTERM),
         drain_timer_(context_) {}
 
   int run(std::ostream& out, std::ostream& err) {
-    if (!recorder_.start()) {
+    if (!recorder_->start()) {
       err << "jsonl-perf serve: cannot record into " << options_.recording.output_dir->string() << '\n';
       return 1;
     }
@@ -58,14 +59,14 @@ class Server final : public ServerContext {
     for (unsigned i = 1; i < options_.threads; ++i) threads.emplace_back([this] { context_.run(); });
     context_.run();
     threads.clear();
-    recorder_.close();
-    err << "jsonl-perf serve: stopped; " << recorder_.accounting_line() << '\n';
+    recorder_->close();
+    err << "jsonl-perf serve: stopped; " << recorder_->accounting_line() << '\n';
     return 0;
   }
 
   const ServeOptions& options() const override { return options_; }
   SimulatedModel& model() override { return model_; }
-  const jsonl_recording::RequestRecorder& recorder() const override { return recorder_; }
+  const jsonl_recording::RequestRecorder& recorder() const override { return *recorder_; }
   ServerCounters& counters() override { return counters_; }
   bool stopping() const override { return stopping_.load(); }
 
@@ -82,7 +83,7 @@ class Server final : public ServerContext {
 
   std::string metrics_text() const override {
     std::ostringstream text;
-    text << recorder_.metrics_text();
+    text << recorder_->metrics_text();
     text << "# HELP jsonl_serve_connections_total Connections accepted.\n"
             "# TYPE jsonl_serve_connections_total counter\n"
          << "jsonl_serve_connections_total " << counters_.connections.load() << '\n'
@@ -142,7 +143,7 @@ class Server final : public ServerContext {
 
   const ServeOptions& options_;
   SimulatedModel model_;
-  jsonl_recording::RequestRecorder recorder_;
+  std::unique_ptr<jsonl_recording::RequestRecorder> recorder_;
   ServerCounters counters_;
   std::atomic<bool> stopping_{false};
   // Connections unregister as they go, so the registry outlives the context.

@@ -26,6 +26,7 @@ struct ServerFlags {
   std::size_t body_limit = std::size_t{16} << 20;
   double header_timeout = 10;
   std::string recording = "on";
+  std::string durable_traces = "on";
   bool durable_perf_metrics = false;
   std::string compression = "none";
   std::string disagg_request_id = "engine";
@@ -41,7 +42,11 @@ struct ServerFlags {
     command.add_option("--body-limit", body_limit, "larger request bodies get 413")->capture_default_str();
     command.add_option("--header-timeout", header_timeout, "seconds for a request's headers, then for its body")
         ->check(CLI::PositiveNumber)->capture_default_str();
-    command.add_option("--recording", recording, "on: perf metrics and request traces under --output-dir; off: none")
+    command.add_option("--recording", recording,
+                       "on: perf metrics and request traces under --output-dir; off: none; spdlog: the same lines "
+                       "serialized on the request's thread, handed to spdlog's async logger (a benchmark's peer)")
+        ->check(CLI::IsMember({"on", "off", "spdlog"}))->capture_default_str();
+    command.add_option("--durable-traces", durable_traces, "on: a trace line counts once fsync()ed (the default)")
         ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
     command.add_flag("--durable-perf-metrics", durable_perf_metrics, "perf metrics count once fsync()ed, with books");
     command.add_option("--compression", compression, "none or zstd[:LEVEL], both streams")->capture_default_str();
@@ -56,6 +61,7 @@ struct ServerFlags {
     std::vector<std::string> result{"--queue-ms", queue, "--ttft-ms", first_token, "--itl-ms", between_tokens,
                                     "--seed", std::to_string(seed), "--body-limit", std::to_string(body_limit),
                                     "--header-timeout", std::to_string(header_timeout), "--recording", recording,
+                                    "--durable-traces", durable_traces,
                                     "--compression", compression, "--disagg-request-id", disagg_request_id};
     if (durable_perf_metrics) result.push_back("--durable-perf-metrics");
     return result;
@@ -68,7 +74,9 @@ struct ServerFlags {
     options.model.seed = seed;
     options.body_limit = body_limit;
     options.header_timeout = std::chrono::milliseconds(static_cast<long>(header_timeout * 1000));
-    if (recording == "on") options.recording.output_dir = output_dir;
+    if (recording != "off") options.recording.output_dir = output_dir;
+    options.record_with_spdlog = recording == "spdlog";
+    options.recording.durable_traces = durable_traces == "on";
     options.recording.durable_perf_metrics = durable_perf_metrics;
     options.recording.engine_id_as_disagg_request_id = disagg_request_id == "engine";
     if (compression == "zstd") {

@@ -1,0 +1,83 @@
+// Headers before the modules: no #include may follow an import.
+#include <boost/json.hpp>
+
+#include <sstream>
+#include <vector>
+
+#include "recording_destination.hpp"
+
+import jsonl.request_trace;
+
+namespace jsonl_recording {
+namespace {
+
+namespace json = boost::json;
+
+class JsonlWriters final : public RecordingDestination {
+ public:
+  explicit JsonlWriters(const RecorderOptions& options)
+      : perf_(perf_options(options)), traces_(trace_options(options), jsonl::process_suffix()) {}
+
+  bool start() override {
+    perf_.start();
+    traces_.start();
+    return perf_.path().has_value() && traces_.path().has_value();
+  }
+
+  void close() override {
+    perf_.close();
+    traces_.close();
+  }
+
+  bool trace(std::string_view kind, json::object line, std::chrono::system_clock::time_point made_at) override {
+    return traces_.submit(jsonl::TraceRecord<json::value>(std::string(kind), json::value(std::move(line)), made_at));
+  }
+
+  bool perf(jsonl::perf::PerfMetricsRecord record) override { return perf_.submit(std::move(record)); }
+
+  std::string metrics_text(std::string_view server_kind) const override {
+    const std::vector<jsonl::MetricLabel> labels{{"server_kind", std::string(server_kind)}};
+    const std::vector<jsonl::WriterMetrics> writers{
+        {perf_.stats(), std::string(jsonl::perf_metrics_subject), labels},
+        {traces_.stats(), std::string(jsonl::request_trace_subject), labels}};
+    return jsonl::prometheus_text(writers);
+  }
+
+  std::string accounting_line() const override {
+    std::ostringstream line;
+    const auto describe = [&](std::string_view name, const jsonl::WriterStats& stats) {
+      line << name << ": submitted " << stats.submitted << ", written " << stats.written << ", unknown "
+           << stats.unknown << ", dropped " << stats.dropped();
+    };
+    describe("perf metrics", perf_.stats());
+    line << "; ";
+    describe("request traces", traces_.stats());
+    return line.str();
+  }
+
+ private:
+  static jsonl::WriterOptions perf_options(const RecorderOptions& options) {
+    jsonl::WriterOptions result = jsonl::perf_metrics_options(*options.output_dir / "perf_metrics", options.server_kind);
+    result.durability.enabled = options.durable_perf_metrics;
+    if (options.zstd_level) result.compression = jsonl::Compression::zstd(*options.zstd_level);
+    return result;
+  }
+
+  static jsonl::WriterOptions trace_options(const RecorderOptions& options) {
+    jsonl::WriterOptions result = jsonl::request_trace_options(*options.output_dir / "request_trace");
+    result.durability.enabled = options.durable_traces;
+    if (options.zstd_level) result.compression = jsonl::Compression::zstd(*options.zstd_level);
+    return result;
+  }
+
+  jsonl::TypedPerfMetricsJsonlWriter perf_;
+  jsonl::RequestTraceWriter<json::value> traces_;
+};
+
+}  // namespace
+
+std::unique_ptr<RecordingDestination> jsonl_writers(const RecorderOptions& options) {
+  return std::make_unique<JsonlWriters>(options);
+}
+
+}  // namespace jsonl_recording

@@ -1,0 +1,43 @@
+// Where a RequestRecorder's records go: this project's two writers by default, or any
+// other destination (the serve benchmark puts spdlog's async logger here, to compare).
+// It imports jsonl.perf_metrics: include it after every other header.
+#pragma once
+
+#include <boost/json/object.hpp>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "request_recorder.hpp"
+
+import jsonl.perf_metrics;
+
+namespace jsonl_recording {
+
+// Lifecycle: start() once before the first record, close() once after the last (the
+// recorder calls both). trace() and perf() may be called from any thread between them,
+// and must not block on a file: each hands its record on and says whether it was taken.
+class RecordingDestination {
+ public:
+  virtual ~RecordingDestination() = default;
+  // False when it cannot record (it said why, on its log).
+  virtual bool start() = 0;
+  // Writes what is queued.
+  virtual void close() = 0;
+  // A trace line of `kind` ("requests" or "responses") made at `made_at`.
+  virtual bool trace(std::string_view kind, boost::json::object line, std::chrono::system_clock::time_point made_at) = 0;
+  // A completed request's perf-metrics record.
+  virtual bool perf(jsonl::perf::PerfMetricsRecord record) = 0;
+  // Its counters in the Prometheus text format, each sample labelled server_kind.
+  virtual std::string metrics_text(std::string_view server_kind) const = 0;
+  // What it wrote and lost, in a line.
+  virtual std::string accounting_line() const = 0;
+};
+
+// This project's writers: typed perf metrics into DIR/perf_metrics/, request traces into
+// DIR/request_trace/<hour>/, as `options` says.
+std::unique_ptr<RecordingDestination> jsonl_writers(const RecorderOptions& options);
+
+}  // namespace jsonl_recording
