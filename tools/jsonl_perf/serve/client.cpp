@@ -60,9 +60,11 @@ class Run;
 class Exchange : public std::enable_shared_from_this<Exchange> {
  public:
   Exchange(Run& run, RequestResult& result, std::string body);
-  void begin(const tcp::resolver::results_type& endpoints);
+  void begin();
 
  private:
+  void connect();
+  void send();
   void read_more();
   void done(std::string outcome);
 
@@ -74,6 +76,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   http::request<http::string_body> request_;
   http::response_parser<http::string_body> parser_;
   std::size_t scanned_ = 0;
+  bool reused_ = false;  // on a kept-alive connection, which the server may have closed meanwhile
   bool done_ = false;
 };
 
@@ -96,7 +99,17 @@ class Run {
   Clock::time_point start() const { return start_; }
   net::io_context& context() { return context_; }
   const ClientOptions& options() const { return options_; }
+  const tcp::resolver::results_type& endpoints() const { return endpoints_; }
   void finished() { --in_flight_; }
+
+  // Connections kept alive between requests, as a load balancer keeps them.
+  std::optional<tcp::socket> take_idle() {
+    if (idle_.empty()) return std::nullopt;
+    tcp::socket socket = std::move(idle_.back());
+    idle_.pop_back();
+    return socket;
+  }
+  void give_back(tcp::socket socket) { idle_.push_back(std::move(socket)); }
 
  private:
   void schedule(std::size_t index) {
@@ -122,7 +135,7 @@ class Run {
       return;
     }
     ++in_flight_;
-    std::make_shared<Exchange>(*this, result, body_for(result))->begin(endpoints_);
+    std::make_shared<Exchange>(*this, result, body_for(result))->begin();
   }
 
   std::string prompt() {
@@ -164,6 +177,7 @@ class Run {
   std::mt19937_64 random_;
   Clock::time_point start_;
   std::size_t in_flight_ = 0;
+  std::vector<tcp::socket> idle_;
   ClientReport report_;
 };
 
@@ -178,43 +192,72 @@ Exchange::Exchange(Run& run, RequestResult& result, std::string body)
   request_.set(http::field::authorization, "Bearer sk-not-a-real-key");
   request_.set("x-request-id", result.request_id);
   request_.set("x-session-id", "session-" + std::to_string(result.index % 8));
-  request_.keep_alive(false);
+  request_.keep_alive(true);
   request_.body() = std::move(body);
   request_.prepare_payload();
   parser_.body_limit(std::uint64_t{64} << 20);
 }
 
-void Exchange::begin(const tcp::resolver::results_type& endpoints) {
+void Exchange::begin() {
   deadline_.expires_after(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(run_.options().timeout)));
   deadline_.async_wait([self = shared_from_this()](boost::system::error_code error) {
     if (!error) self->done("timeout");
   });
-  net::async_connect(socket_, endpoints, [self = shared_from_this()](boost::system::error_code error, const tcp::endpoint&) {
+  if (std::optional<tcp::socket> idle = run_.take_idle()) {
+    socket_ = std::move(*idle);
+    reused_ = true;
+    return send();
+  }
+  connect();
+}
+
+void Exchange::connect() {
+  net::async_connect(socket_, run_.endpoints(), [self = shared_from_this()](boost::system::error_code error, const tcp::endpoint&) {
     if (error) return self->done("connect_error");
-    http::async_write(self->socket_, self->request_, [self](boost::system::error_code error, std::size_t) {
-      if (error) return self->done("write_error");
-      http::async_read_header(self->socket_, self->buffer_, self->parser_, [self](boost::system::error_code error, std::size_t) {
-        if (error) return self->done("read_error");
-        self->result_.http_status = self->parser_.get().result_int();
-        self->read_more();
-      });
+    boost::system::error_code ignored;
+    self->socket_.set_option(tcp::no_delay(true), ignored);
+    self->send();
+  });
+}
+
+void Exchange::send() {
+  http::async_write(socket_, request_, [self = shared_from_this()](boost::system::error_code error, std::size_t) {
+    const auto failed = [self](const char* outcome) {
+      if (!self->reused_ || self->done_) return self->done(outcome);
+      // The server closed the idle connection before this request: once more, on a new one.
+      self->reused_ = false;
+      boost::system::error_code ignored;
+      self->socket_.close(ignored);
+      self->socket_ = tcp::socket(self->run_.context());
+      self->connect();
+    };
+    if (error) return failed("write_error");
+    http::async_read_header(self->socket_, self->buffer_, self->parser_, [self, failed](boost::system::error_code error, std::size_t) {
+      if (error) return failed("read_error");
+      self->result_.http_status = self->parser_.get().result_int();
+      self->read_more();
     });
   });
 }
 
 void Exchange::read_more() {
   if (done_) return;
-  if (result_.stream && result_.http_status == 200) {
-    for_each_event(parser_.get().body(), scanned_, [&](const json::object& event) {
-      if (!result_.ttft_ms && carries_token(result_.route, event)) result_.ttft_ms = ms_since(run_.start()) - result_.scheduled_ms;
-      if (carries_usage(result_.route, event)) result_.usage_found = true;
-    });
+  const std::string& body = parser_.get().body();
+  if (result_.stream && result_.http_status == 200 && !result_.ttft_ms) {
+    for (std::size_t end; (end = body.find("\n\n", scanned_)) != std::string::npos; scanned_ = end + 2) {
+      if (event_carries_token(result_.route, std::string_view(body).substr(scanned_, end - scanned_))) {
+        result_.ttft_ms = ms_since(run_.start()) - result_.scheduled_ms;
+        break;
+      }
+    }
   }
   if (parser_.is_done()) {
-    if (!result_.stream && result_.http_status == 200) {
+    if (result_.stream) {
+      result_.usage_found = body.find(R"("usage":{)") != std::string::npos;
+    } else if (result_.http_status == 200) {
       boost::system::error_code error;
-      const json::value body = json::parse(parser_.get().body(), error);
-      result_.usage_found = !error && body.is_object() && carries_usage(result_.route, body.get_object());
+      const json::value answer = json::parse(body, error);
+      result_.usage_found = !error && answer.is_object() && carries_usage(result_.route, answer.get_object());
     }
     return done(result_.http_status == 200 ? "ok" : "http_error");
   }
@@ -234,9 +277,13 @@ void Exchange::done(std::string outcome) {
     result_.e2e_from_send_ms = now - result_.sent_ms;
   }
   deadline_.cancel();
-  boost::system::error_code ignored;
-  socket_.shutdown(tcp::socket::shutdown_both, ignored);
-  socket_.close(ignored);
+  if (result_.outcome == "ok" && parser_.get().keep_alive()) {
+    run_.give_back(std::move(socket_));
+  } else {
+    boost::system::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
   run_.finished();
 }
 

@@ -1,5 +1,6 @@
 // `jsonl-perf client`: an open-loop load client on Boost.Beast. Requests are sent at their
-// scheduled times whatever the server does (a new connection each), and latency is
+// scheduled times whatever the server does (on a kept-alive connection when one is idle,
+// else a new one), and latency is
 // measured from each request's intended send time, so a server that falls behind shows
 // it in the figures instead of slowing the offered load.
 #pragma once

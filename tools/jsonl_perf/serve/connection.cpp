@@ -56,6 +56,9 @@ Connection::~Connection() {
 }
 
 void Connection::start() {
+  // Frames are small and each must leave as it is written, not wait for the next.
+  beast::error_code ignored;
+  stream_.socket().set_option(net::ip::tcp::no_delay(true), ignored);
   server_.opened(shared_from_this());
   net::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->read_request(); });
 }

@@ -292,22 +292,11 @@ void for_each_event(std::string_view text, std::size_t& from, const std::functio
   }
 }
 
-bool carries_token(Route route, const json::object& event) {
-  if (route == Route::responses) {
-    const json::value* type = event.if_contains("type");
-    return type && type->is_string() && type->get_string() == "response.output_text.delta";
-  }
-  const json::value* choices = event.if_contains("choices");
-  if (!choices || !choices->is_array() || choices->get_array().empty()) return false;
-  const json::object* choice = choices->get_array()[0].if_object();
-  if (!choice) return false;
-  const json::value* text = route == Route::completions ? choice->if_contains("text") : nullptr;
-  if (route == Route::chat_completions) {
-    if (const json::value* delta = choice->if_contains("delta"); delta && delta->is_object()) {
-      text = delta->get_object().if_contains("content");
-    }
-  }
-  return text && text->is_string() && !text->get_string().empty();
+bool event_carries_token(Route route, std::string_view event) {
+  if (route == Route::responses) return event.starts_with("event: response.output_text.delta\n");
+  const std::string_view marker = route == Route::chat_completions ? R"("delta":{"content":")" : R"("text":")";
+  const std::size_t at = event.find(marker);
+  return at != std::string_view::npos && at + marker.size() < event.size() && event[at + marker.size()] != '"';
 }
 
 bool carries_usage(Route route, const json::object& body) {

@@ -46,10 +46,13 @@ std::string bad_request_body(const boost::json::array& errors);
 // `from` on ("[DONE]" and data that is not a JSON object skipped); `from` moves past them.
 void for_each_event(std::string_view text, std::size_t& from,
                     const std::function<void(const boost::json::object&)>& visit);
-// Whether an event (or a body) of `route` carries a token of text, or the usage block
-// (for /v1/responses, under "response" of response.completed).
-bool carries_token(Route route, const boost::json::object& event);
+// Whether an event (or a body) of `route` carries the usage block (for /v1/responses,
+// under "response" of response.completed).
 bool carries_usage(Route route, const boost::json::object& event);
+// Whether the text of one event of `route` carries a token of text, read from the text
+// (a load client's check, cheap enough for every event): a chat delta's or a
+// completion's non-empty text, or a Responses output_text delta.
+bool event_carries_token(Route route, std::string_view event);
 
 // One answer as its route writes it, token by token.
 class Answer {
