@@ -69,6 +69,21 @@ BOOST_AUTO_TEST_CASE(the_reference_servers_null_disagg_request_id_is_an_option) 
   BOOST_TEST(server.lines("responses").at(0).at("disagg_request_id").is_null());
 }
 
+BOOST_AUTO_TEST_CASE(connections_on_several_threads_are_each_traced_once_and_stop_cleanly) {
+  Served server({"--threads", "2", "--itl-ms", "const:2"});
+  std::vector<std::jthread> clients;
+  for (int i = 0; i < 4; ++i) {
+    clients.emplace_back([&server] {
+      for (int j = 0; j < 5; ++j) server.post("/v1/chat/completions", chat_request(j % 2 == 0));
+    });
+  }
+  clients.clear();
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  BOOST_TEST(server.lines("requests").size() == 20u);
+  BOOST_TEST(server.lines("responses").size() == 20u);
+  BOOST_TEST(server.lines("perf_metrics").size() == 20u);
+}
+
 BOOST_AUTO_TEST_CASE(both_stamps_lead_the_request_line_whatever_the_body) {
   Served server;
   std::string long_text(200'000, 'x');

@@ -31,9 +31,10 @@ class Server final : public ServerContext {
       : options_(options),
         model_(options.model),
         recorder_(make_recorder(options.recording, options.record_with_spdlog)),
-        acceptor_(context_),
-        signals_(context_, SIGINT, SIGTERM),
-        drain_timer_(context_) {}
+        control_(net::make_strand(context_)),
+        acceptor_(control_),
+        signals_(control_, SIGINT, SIGTERM),
+        drain_timer_(control_) {}
 
   int run(std::ostream& out, std::ostream& err) {
     if (!recorder_->start()) {
@@ -78,7 +79,7 @@ class Server final : public ServerContext {
   void closed(const Connection* connection) override {
     const std::lock_guard lock(mutex_);
     connections_.erase(connection);
-    if (stopping_ && connections_.empty()) net::post(context_, [this] { drain_timer_.cancel(); });
+    if (stopping_ && connections_.empty()) net::post(control_, [this] { drain_timer_.cancel(); });
   }
 
   std::string metrics_text() const override {
@@ -150,6 +151,8 @@ class Server final : public ServerContext {
   std::mutex mutex_;
   std::unordered_map<const Connection*, std::weak_ptr<Connection>> connections_;
   net::io_context context_;
+  // Accepting, the stop signal and the drain timer, one at a time whatever --threads.
+  net::strand<net::io_context::executor_type> control_;
   tcp::acceptor acceptor_;
   net::signal_set signals_;
   net::steady_timer drain_timer_;
