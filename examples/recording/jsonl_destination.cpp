@@ -59,6 +59,7 @@ class JsonlWriters final : public RecordingDestination {
   static jsonl::WriterOptions perf_options(const RecorderOptions& options) {
     jsonl::WriterOptions result = jsonl::perf_metrics_options(*options.output_dir / "perf_metrics", options.server_kind);
     result.durability.enabled = options.durable_perf_metrics;
+    result.linger = options.linger;
     if (options.zstd_level) result.compression = jsonl::Compression::zstd(*options.zstd_level);
     return result;
   }
@@ -66,6 +67,7 @@ class JsonlWriters final : public RecordingDestination {
   static jsonl::WriterOptions trace_options(const RecorderOptions& options) {
     jsonl::WriterOptions result = jsonl::request_trace_options(*options.output_dir / "request_trace");
     result.durability.enabled = options.durable_traces;
+    result.linger = options.linger;
     if (options.zstd_level) result.compression = jsonl::Compression::zstd(*options.zstd_level);
     return result;
   }

@@ -55,6 +55,10 @@ struct RecorderOptions {
   bool durable_traces = true;          // the reference's default for traces
   bool durable_perf_metrics = false;   // and for perf metrics
   std::optional<int> zstd_level;       // compressed files, both streams
+  // Each writer's WriterOptions::linger: a server's records can wait a few ms for the
+  // next, and each wake-up of a writer's thread costs the server's core more than the
+  // record it writes.
+  std::chrono::milliseconds linger{10};
   // An aggregated server has no proxy to assign a disagg_request_id, and the reference's
   // server leaves it null there; but the reference's analysis joins a response line to
   // perf records on it alone (keying a record by its disagg_request_id, else its

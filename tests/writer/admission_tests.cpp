@@ -136,6 +136,13 @@ BOOST_AUTO_TEST_CASE(the_first_submit_after_the_drain_went_idle_is_told_to_wake_
   BOOST_TEST((admission.reserve().verdict == Verdict::admitted));  // the drain is awake: no second wake-up
 }
 
+BOOST_AUTO_TEST_CASE(a_drain_that_finds_the_queue_empty_naps_for_its_linger) {
+  Admission admission(16, true, 300ms);
+  const auto start = std::chrono::steady_clock::now();
+  admission.await_records(1);  // nothing comes, and a nap is not cut short by anything but a full half
+  BOOST_TEST((std::chrono::steady_clock::now() - start >= 300ms));
+}
+
 BOOST_AUTO_TEST_CASE(a_drain_waiting_for_records_returns_once_admission_stops) {
   Admission admission(16, true);
   std::thread drain([&] { admission.await_records(1000); });

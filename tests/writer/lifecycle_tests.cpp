@@ -245,6 +245,12 @@ BOOST_AUTO_TEST_CASE(output_directory_that_cannot_be_created_disables_the_writer
   BOOST_TEST(log.entries().size() == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(a_linger_under_one_millisecond_is_rejected) {
+  jsonl::WriterOptions options{.output_dir = "/tmp"};
+  options.linger = std::chrono::milliseconds(0);
+  BOOST_CHECK_THROW(jsonl::JsonlRecordWriter<>{options}, std::invalid_argument);
+}
+
 BOOST_AUTO_TEST_CASE(stem_that_could_escape_the_directory_is_rejected) {
   for (const std::string stem : {std::string(), std::string("."), std::string(".."),
                                  std::string("a/b"), std::string("a\0b", 3)}) {

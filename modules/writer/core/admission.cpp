@@ -14,8 +14,8 @@ import :admission;
 
 namespace jsonl::detail {
 
-Admission::Admission(std::size_t capacity, bool accepting)
-    : capacity_(capacity), state_(accepting ? accepting_bit : 0) {}
+Admission::Admission(std::size_t capacity, bool accepting, std::chrono::milliseconds linger)
+    : capacity_(capacity), nap_(linger), state_(accepting ? accepting_bit : 0) {}
 
 // One attempt-loop of admission from `state` (the last value seen). Refuses without
 // writing the state word: a closed writer or a full ring costs a load, not a contended
@@ -131,7 +131,7 @@ void Admission::await_records(unsigned empty_polls) {
   if (bit == idle_bit) {
     drain_wakeup_.wait(lock, woken);
   } else {
-    drain_wakeup_.wait_for(lock, nap, woken);
+    drain_wakeup_.wait_for(lock, nap_, woken);
   }
   state_.fetch_and(~bit, std::memory_order_relaxed);
 }

@@ -24,7 +24,8 @@ export namespace jsonl::detail {
 class Admission {
  public:
   // `capacity`: the most records admitted at once (at least 1).
-  explicit Admission(std::size_t capacity, bool accepting);
+  // `linger`: how long an empty poll makes the drain nap (WriterOptions::linger).
+  Admission(std::size_t capacity, bool accepting, std::chrono::milliseconds linger = std::chrono::milliseconds(1));
 
   enum class Verdict { admitted, admitted_wake_drain, refused_closed, refused_full };
   struct Reservation {
@@ -80,13 +81,13 @@ class Admission {
   static constexpr std::uint64_t idle_bit = std::uint64_t{1} << 62;     // drain waits for a submit
   static constexpr std::uint64_t napping_bit = std::uint64_t{1} << 61;  // drain naps; wake it when half full
   static constexpr std::uint64_t count_mask = napping_bit - 1;
-  static constexpr std::chrono::milliseconds nap{1};
   static constexpr unsigned naps_before_idle = 20;
 
   Reservation admit(std::uint64_t& state) noexcept;
   void announce_room() noexcept;
 
   const std::uint64_t capacity_;
+  const std::chrono::milliseconds nap_;
   alignas(64) std::atomic<std::uint64_t> state_;
   alignas(64) std::mutex drain_mutex_;
   std::condition_variable drain_wakeup_;

@@ -36,6 +36,7 @@ const WriterOptions& validated(const WriterOptions& options) {
   }
   if (options.queue_size == 0) throw std::invalid_argument("queue size must be at least 1");
   if (options.batch_size == 0) throw std::invalid_argument("batch size must be at least 1");
+  if (options.linger.count() < 1) throw std::invalid_argument("linger must be at least 1 ms");
   if (options.shutdown_timeout.count() < 0) throw std::invalid_argument("shutdown timeout must not be negative");
   if (options.max_file_bytes && *options.max_file_bytes == 0) {
     throw std::invalid_argument("max file bytes must be positive");
@@ -77,7 +78,7 @@ std::thread launch(std::function<void()> body) { return std::thread(std::move(bo
 
 WriterState::WriterState(WriterOptions options)
     : options(std::move(validated(options))),
-      admission(this->options.queue_size, this->options.output_dir.has_value()),
+      admission(this->options.queue_size, this->options.output_dir.has_value(), this->options.linger),
       accounts(this->options.subject, this->options.log_sink) {}
 
 WriterStats WriterState::stats() const noexcept {

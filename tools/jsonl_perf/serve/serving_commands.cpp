@@ -30,6 +30,7 @@ struct ServerFlags {
   bool durable_perf_metrics = false;
   std::string compression = "none";
   std::string disagg_request_id = "engine";
+  unsigned linger_ms = 10;
 
   // Each may be given again: the last counts (a fleet's or a test's override).
   void add_to(CLI::App& command) {
@@ -54,6 +55,8 @@ struct ServerFlags {
                        "a response line's disagg_request_id: engine (its request id, which the reference's analysis "
                        "joins on) or null (the reference server's bytes)")
         ->check(CLI::IsMember({"engine", "null"}))->capture_default_str();
+    command.add_option("--linger-ms", linger_ms, "how long each writer's drain waits for more records")
+        ->check(CLI::Range(1u, 1000u))->capture_default_str();
     for (CLI::Option* option : command.get_options()) option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
 
@@ -62,7 +65,8 @@ struct ServerFlags {
                                     "--seed", std::to_string(seed), "--body-limit", std::to_string(body_limit),
                                     "--header-timeout", std::to_string(header_timeout), "--recording", recording,
                                     "--durable-traces", durable_traces,
-                                    "--compression", compression, "--disagg-request-id", disagg_request_id};
+                                    "--compression", compression, "--disagg-request-id", disagg_request_id,
+                                    "--linger-ms", std::to_string(linger_ms)};
     if (durable_perf_metrics) result.push_back("--durable-perf-metrics");
     return result;
   }
@@ -79,6 +83,7 @@ struct ServerFlags {
     options.recording.durable_traces = durable_traces == "on";
     options.recording.durable_perf_metrics = durable_perf_metrics;
     options.recording.engine_id_as_disagg_request_id = disagg_request_id == "engine";
+    options.recording.linger = std::chrono::milliseconds(linger_ms);
     if (compression == "zstd") {
       options.recording.zstd_level = 1;
     } else if (compression.starts_with("zstd:")) {
