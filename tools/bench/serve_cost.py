@@ -1,0 +1,188 @@
+#!/usr/bin/env python3
+"""The serve section of tools/bench/run: what recording costs a server.
+
+The aggregated server (`jsonl-perf serve`, zero simulated model time, so that its own
+work is what is measured) is driven over loopback by the open-loop client with streamed
+chat completions of 16 tokens. The client runs on core 0, the server and its writers'
+threads on core 1. Variants, each a flag of the same server:
+
+  off                   (a) recording off
+  off_control           (b) recording off again: its spread against (a) is the noise
+  writers               (c) this project's writers, traces not durable
+  writers_durable       (d) as (c) with durable traces, as the reference runs them
+  writers_durable_zstd  (e) as (d) with zstd
+  spdlog                (f) the same lines serialized on the request thread and handed
+                            to spdlog's async logger (overrun oldest, no fsync)
+
+For each: the highest offered rate held (every request answered, client p99 under
+50 ms), found on a grid of steps of 2% of (a)'s; and at 70% of (a)'s highest rate, the
+client's p50 and p99 and the server's CPU time per request (/proc/<pid>/stat, every
+thread). Prints one "name: value unit" line per figure, ratios to (a) beside (b)'s, and
+a "target ..." line per target, as tools/bench/run reads them.
+
+  serve_cost.py TOOL [--quick] [--runs N]
+"""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+
+VARIANTS = [
+    ("off", ["--recording", "off"]),
+    ("off_control", ["--recording", "off"]),
+    ("writers", ["--recording", "on", "--durable-traces", "off"]),
+    ("writers_durable", ["--recording", "on", "--durable-traces", "on"]),
+    ("writers_durable_zstd", ["--recording", "on", "--durable-traces", "on", "--compression", "zstd"]),
+    ("spdlog", ["--recording", "spdlog"]),
+]
+P99_BOUND_MS = 50.0
+CLIENT_CORE, SERVER_CORE = "0", "1"
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as stat:
+        fields = stat.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def percentile(values, p):
+    values = sorted(values)
+    rank = max(1, -(-len(values) * p // 100))
+    return values[int(rank) - 1]
+
+
+class Probe:
+    """One server run at one offered rate: its latency and CPU figures."""
+
+    def __init__(self, tool, flags, rate, seconds, scratch):
+        self.held = False
+        output = tempfile.mkdtemp(dir=scratch)
+        results = output + ".client.json"
+        server = subprocess.Popen(
+            ["taskset", "-c", SERVER_CORE, tool, "serve", "--port", "0", "--output-dir", output,
+             "--queue-ms", "const:0", "--ttft-ms", "const:0", "--itl-ms", "const:0", *flags],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        try:
+            url = server.stdout.readline().strip().removeprefix("listening on ")
+            client = [tool, "client", "--url", url, "--max-tokens", "16", "--timeout", "10"]
+            # Warm: connections, the writers' files and buffers.
+            subprocess.run(["taskset", "-c", CLIENT_CORE, *client, "--rate", str(max(rate / 4, 50)), "--duration", "1"],
+                           stdout=subprocess.DEVNULL, check=False)
+            before = cpu_seconds(server.pid)
+            subprocess.run(["taskset", "-c", CLIENT_CORE, *client, "--rate", str(rate), "--duration", str(seconds),
+                            "--json-output", results], stdout=subprocess.DEVNULL, check=False)
+            after = cpu_seconds(server.pid)
+        finally:
+            server.send_signal(signal.SIGTERM)
+            server.wait(timeout=60)
+            subprocess.run(["rm", "-rf", output], check=False)
+        with open(results) as file:
+            requests = json.load(file)["requests"]
+        latencies = [r["e2e_ms"] for r in requests if r["outcome"] == "ok"]
+        self.answered = len(latencies) == len(requests)
+        self.p50 = percentile(latencies, 50) if latencies else float("inf")
+        self.p99 = percentile(latencies, 99) if self.answered else float("inf")
+        self.cpu_us = (after - before) / len(requests) * 1e6
+        self.held = self.answered and self.p99 < P99_BOUND_MS
+
+
+def highest_rate(tool, flags, grid_step, first_index, seconds, scratch):
+    """The highest multiple of grid_step held: bisection between a held and a failed index."""
+    held, failed = 0, None
+    index = first_index
+    while failed is None:  # up from the first guess until a rate fails
+        if Probe(tool, flags, index * grid_step, seconds, scratch).held:
+            held, index = index, index * 3 // 2 + 1
+        else:
+            failed = index
+    while failed - held > 1:
+        middle = (held + failed) // 2
+        if Probe(tool, flags, middle * grid_step, seconds, scratch).held:
+            held = middle
+        else:
+            failed = middle
+    return held * grid_step
+
+
+def one_run(tool, quick, scratch):
+    if quick:  # that every variant runs: one short probe each at a light load, no search
+        figures = {}
+        for name, flags in VARIANTS:
+            probe = Probe(tool, flags, 500, 1, scratch)
+            figures[name] = {"rate": 500 if probe.held else 0, "p50": probe.p50, "p99": probe.p99, "cpu": probe.cpu_us}
+        return 500, figures
+    seconds = 5
+    # (a)'s highest rate to 2%: a coarse grid first, then steps of 2% of it.
+    coarse = max(highest_rate(tool, VARIANTS[0][1], 250, 4, seconds, scratch), 250)
+    step = 0.02 * coarse
+    figures = {"off": {"rate": highest_rate(tool, VARIANTS[0][1], step, 50, seconds, scratch)}}
+    first = int(figures["off"]["rate"] / step)
+    for name, flags in VARIANTS[1:]:
+        figures[name] = {"rate": highest_rate(tool, flags, step, first, seconds, scratch)}
+    load = 0.7 * figures["off"]["rate"]
+    for name, flags in VARIANTS:  # interleaved: a slow stretch of the machine falls on one variant, not a kind
+        probe = Probe(tool, flags, load, seconds, scratch)
+        figures[name].update(p50=probe.p50, p99=probe.p99, cpu=probe.cpu_us)
+    return load, figures
+
+
+def report(load, figures):
+    base = figures["off"]
+    base = {key: max(value, 1e-9) for key, value in base.items()}
+    noise = {key: abs(figures["off_control"][key] / base[key] - 1) for key in ("rate", "p99", "cpu")}
+    print(f"serve_rate_step: {0.02 * base['rate']:.6g} requests/s")
+    print(f"serve_load_70pct: {load:.6g} requests/s")
+    for name, _ in VARIANTS:
+        f = figures[name]
+        print(f"serve_highest_rate_{name}: {f['rate']:.6g} requests/s")
+        print(f"serve_70pct_p50_{name}: {f['p50']:.6g} ms")
+        print(f"serve_70pct_p99_{name}: {f['p99']:.6g} ms")
+        print(f"serve_70pct_cpu_per_request_{name}: {f['cpu']:.6g} us")
+        if name != "off":
+            print(f"serve_highest_rate_ratio_{name}_to_off: {f['rate'] / base['rate']:.6g} x")
+            print(f"serve_70pct_p99_ratio_{name}_to_off: {f['p99'] / base['p99']:.6g} x")
+            print(f"serve_70pct_cpu_ratio_{name}_to_off: {f['cpu'] / base['cpu']:.6g} x")
+
+    def verdict(name, held, detail):
+        print(f"target {name}: {'PASS' if held else 'FAIL'} ({detail})")
+
+    for name in ("writers", "writers_durable"):
+        f = figures[name]
+        rate_cost = 1 - f["rate"] / base["rate"]
+        p99_cost = f["p99"] / base["p99"] - 1
+        rate_bound = max(0.03, noise["rate"])
+        p99_bound = max(0.05, noise["p99"])
+        verdict(f"serve_{name}_highest_rate_cost_at_most_3pct_or_noise", rate_cost <= rate_bound,
+                f"{100 * rate_cost:.1f}% against {100 * rate_bound:.1f}%")
+        verdict(f"serve_{name}_70pct_p99_cost_at_most_5pct_or_noise", p99_cost <= p99_bound,
+                f"{100 * p99_cost:.1f}% against {100 * p99_bound:.1f}%")
+    writers, peer = figures["writers"], figures["spdlog"]
+    verdict("serve_writers_highest_rate_above_spdlog", writers["rate"] > peer["rate"],
+            f"{writers['rate']:.0f} against {peer['rate']:.0f} requests/s")
+    verdict("serve_writers_70pct_p99_below_spdlog", writers["p99"] < peer["p99"],
+            f"{writers['p99']:.2f} against {peer['p99']:.2f} ms")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("tool")
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--runs", type=int, default=1)
+    args = parser.parse_args()
+    if len(os.sched_getaffinity(0)) < 2:
+        print("serve section: needs two cores (client and server pinned apart)", file=sys.stderr)
+        return 1
+    with tempfile.TemporaryDirectory() as scratch:
+        for run in range(args.runs):
+            if args.runs > 1:
+                print(f"== serve run {run + 1} of {args.runs}")
+            report(*one_run(args.tool, args.quick, scratch))
+            sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
