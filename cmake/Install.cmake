@@ -34,6 +34,4 @@ set(CPACK_DEBIAN_PACKAGE_SECTION "libdevel")
 # Boost.JSON of the release the package was built with.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
   "libboost-json${Boost_VERSION_MAJOR}.${Boost_VERSION_MINOR}-dev, libtbb-dev, libzstd-dev, libc6, libstdc++6")
-# And what jsonl-perf links (simdjson, spdlog and fmt, ...), as dpkg-shlibdeps finds it.
-set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 include(CPack)

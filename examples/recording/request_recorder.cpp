@@ -88,6 +88,21 @@ void RequestRecorder::submit_trace(std::string_view kind, json::object line,
   }
 }
 
+// Both stamps lead the line, ahead of the headers and the body (which the caller adds
+// last, moved): a reader finds them in its first characters whatever the body's size.
+json::object RequestRecorder::request_line(const Request& request, std::string_view trace_id,
+                                           std::string_view session, std::string_view status,
+                                           std::chrono::system_clock::time_point now) {
+  return {{"event", "request"},
+          {"trace_id", trace_id},
+          {"session", session},
+          {"recorded_at", iso_utc(microseconds(now))},
+          {"server_arrival_time", request.server_arrival_time_},
+          {"route", request.route_},
+          {"status", status},
+          {"headers", jsonl::headers_json(request.headers_)}};
+}
+
 RequestRecorder::Request RequestRecorder::arrive(std::string route, Headers headers) const {
   Request request;
   request.server_arrival_time_ = steady_seconds();
@@ -102,16 +117,7 @@ void RequestRecorder::accept(Request& request, json::value body) const {
   request.trace_id_ = jsonl::make_trace_id();
   request.session_ = session_of(request.headers_, body);
   const auto now = std::chrono::system_clock::now();
-  // Both stamps lead the line, ahead of the headers and the body: a reader finds them
-  // in its first characters whatever the body's size. The body goes in last, moved.
-  json::object line{{"event", "request"},
-                          {"trace_id", request.trace_id_},
-                          {"session", request.session_},
-                          {"recorded_at", iso_utc(microseconds(now))},
-                          {"server_arrival_time", request.server_arrival_time_},
-                          {"route", request.route_},
-                          {"status", "accepted"},
-                          {"headers", jsonl::headers_json(request.headers_)}};
+  json::object line = request_line(request, request.trace_id_, request.session_, "accepted", now);
   line.emplace("body", std::move(body));
   submit_trace(jsonl::trace_requests, std::move(line), now);
 }
@@ -121,14 +127,7 @@ void RequestRecorder::reject(Request& request, json::value body, json::array err
   request.finished_ = true;
   if (!destination_) return;
   const auto now = std::chrono::system_clock::now();
-  json::object line{{"event", "request"},
-                    {"trace_id", jsonl::make_trace_id()},
-                    {"session", session_of(request.headers_, body)},
-                    {"recorded_at", iso_utc(microseconds(now))},
-                    {"server_arrival_time", request.server_arrival_time_},
-                    {"route", request.route_},
-                    {"status", "rejected_400"},
-                    {"headers", jsonl::headers_json(request.headers_)}};
+  json::object line = request_line(request, jsonl::make_trace_id(), session_of(request.headers_, body), "rejected_400", now);
   line.emplace("body", std::move(body));
   line.emplace("validation_errors", std::move(errors));
   if (parse_error) line.emplace("body_parse_error", *parse_error);

@@ -160,6 +160,8 @@ class RequestRecorder {
 
  private:
   struct Counts;
+  static boost::json::object request_line(const Request& request, std::string_view trace_id, std::string_view session,
+                                          std::string_view status, std::chrono::system_clock::time_point now);
   void submit_trace(std::string_view kind, boost::json::object line,
                     std::chrono::system_clock::time_point made_at) const;
 
