@@ -1,7 +1,6 @@
 // Headers before the modules: no #include may follow an import.
 #include <boost/json.hpp>
 
-#include <atomic>
 #include <chrono>
 #include <ctime>
 
@@ -52,16 +51,8 @@ std::string session_of(const Headers& headers, const json::value& body) {
 
 }  // namespace
 
-// What the recorder counts itself: the records its destination took.
-struct RequestRecorder::Counts {
-  std::atomic<std::uint64_t> requests_traced{0};
-  std::atomic<std::uint64_t> responses_traced{0};
-  std::atomic<std::uint64_t> perf_records{0};
-};
-
 RequestRecorder::RequestRecorder(RecorderOptions options, std::unique_ptr<RecordingDestination> destination)
     : destination_(std::move(destination)),
-      counts_(std::make_unique<Counts>()),
       server_kind_(options.server_kind),
       engine_id_as_disagg_request_id_(options.engine_id_as_disagg_request_id) {
   if (!destination_ && options.output_dir) destination_ = jsonl_writers(options);
@@ -78,14 +69,6 @@ bool RequestRecorder::start() {
 void RequestRecorder::close() {
   if (destination_ && started_ && !closed_) destination_->close();
   closed_ = true;
-}
-
-void RequestRecorder::submit_trace(std::string_view kind, json::object line,
-                                   std::chrono::system_clock::time_point made_at) const {
-  if (destination_->trace(kind, std::move(line), made_at)) {
-    (kind == jsonl::trace_requests ? counts_->requests_traced : counts_->responses_traced)
-        .fetch_add(1, std::memory_order_relaxed);
-  }
 }
 
 // Both stamps lead the line, ahead of the headers and the body (which the caller adds
@@ -119,7 +102,7 @@ void RequestRecorder::accept(Request& request, json::value body) const {
   const auto now = std::chrono::system_clock::now();
   json::object line = request_line(request, request.trace_id_, request.session_, "accepted", now);
   line.emplace("body", std::move(body));
-  submit_trace(jsonl::trace_requests, std::move(line), now);
+  destination_->trace(jsonl::trace_requests, std::move(line), now);
 }
 
 void RequestRecorder::reject(Request& request, json::value body, json::array errors,
@@ -131,7 +114,7 @@ void RequestRecorder::reject(Request& request, json::value body, json::array err
   line.emplace("body", std::move(body));
   line.emplace("validation_errors", std::move(errors));
   if (parse_error) line.emplace("body_parse_error", *parse_error);
-  submit_trace(jsonl::trace_requests, std::move(line), now);
+  destination_->trace(jsonl::trace_requests, std::move(line), now);
 }
 
 void RequestRecorder::first_token(Request& request) const {
@@ -163,7 +146,7 @@ void RequestRecorder::finish(Request& request, Outcome outcome, const EngineRepo
   } else {
     line["response"] = {{"kind", "sse_text"}, {"body", std::move(request.frames_)}};
   }
-  submit_trace(jsonl::trace_responses, std::move(line), now);
+  destination_->trace(jsonl::trace_responses, std::move(line), now);
   if (outcome != Outcome::completed) return;  // an engine reports the requests it finished
 
   // Not streamed: the first token reached the client with the last, now.
@@ -186,11 +169,7 @@ void RequestRecorder::finish(Request& request, Outcome outcome, const EngineRepo
           .num_missed_blocks = engine.missed_blocks,
           .kv_cache_hit_rate = looked_up == 0 ? 0.0 : double(engine.reused_blocks) / double(looked_up)}};
   jsonl::perf::PerfMetricsRecord record{.request_id = engine.request_id, .phases = {.server = std::move(phase)}};
-  if (destination_->perf(std::move(record))) counts_->perf_records.fetch_add(1, std::memory_order_relaxed);
-}
-
-RecorderCounts RequestRecorder::counts() const {
-  return {counts_->requests_traced.load(), counts_->responses_traced.load(), counts_->perf_records.load()};
+  destination_->perf(std::move(record));
 }
 
 std::string RequestRecorder::metrics_text() const { return destination_ ? destination_->metrics_text(server_kind_) : ""; }

@@ -93,20 +93,10 @@ struct Termination {
   std::string detail;
 };
 
-struct RecorderCounts {
-  std::uint64_t requests_traced = 0;   // request lines submitted (accepted + rejected)
-  std::uint64_t responses_traced = 0;  // response lines submitted
-  std::uint64_t perf_records = 0;      // perf records submitted
-};
-
 class RequestRecorder {
  public:
   // One request's state, owned by its handler from arrive() to finish().
   class Request {
-   public:
-    double server_arrival_time() const { return server_arrival_time_; }
-    const std::string& trace_id() const { return trace_id_; }
-
    private:
     friend class RequestRecorder;
     std::string route_;
@@ -151,7 +141,6 @@ class RequestRecorder {
 
   // Whether anything is recorded.
   bool recording() const { return destination_ != nullptr; }
-  RecorderCounts counts() const;
   // The destination's counters in the Prometheus text format, labelled server_kind.
   std::string metrics_text() const;
   // Whether every record submitted is written, unknown or dropped for a named reason,
@@ -159,14 +148,10 @@ class RequestRecorder {
   std::string accounting_line() const;
 
  private:
-  struct Counts;
   static boost::json::object request_line(const Request& request, std::string_view trace_id, std::string_view session,
                                           std::string_view status, std::chrono::system_clock::time_point now);
-  void submit_trace(std::string_view kind, boost::json::object line,
-                    std::chrono::system_clock::time_point made_at) const;
 
   std::unique_ptr<RecordingDestination> destination_;
-  std::unique_ptr<Counts> counts_;
   std::string server_kind_;
   bool engine_id_as_disagg_request_id_;
   bool started_ = false;

@@ -43,7 +43,7 @@ std::vector<double> parameters(std::string_view text, std::string_view name, std
 
 Distribution Distribution::parse(std::string_view text) {
   Distribution result;
-  result.text_ = std::string(text);
+  const std::string shown(text);
   const auto named = [&](std::string_view name) { return text.starts_with(name) && (text.size() == name.size() || text[name.size()] == ':'); };
   std::vector<double> values;
   if (named("const")) {
@@ -54,23 +54,19 @@ Distribution Distribution::parse(std::string_view text) {
     result.kind_ = Kind::exponential;
   } else if (named("uniform")) {
     values = parameters(text, "uniform", 2);
-    if (values[1] < values[0]) throw std::invalid_argument("distribution '" + result.text_ + "': HIGH is below LOW");
+    if (values[1] < values[0]) throw std::invalid_argument("distribution '" + shown + "': HIGH is below LOW");
     result.kind_ = Kind::uniform;
   } else if (named("lognormal")) {
     values = parameters(text, "lognormal", 2);
     result.kind_ = Kind::lognormal;
   } else {
-    throw std::invalid_argument("distribution '" + result.text_ +
+    throw std::invalid_argument("distribution '" + shown +
                                 "': expected const:X, exp:MEAN, uniform:LOW:HIGH or lognormal:MEDIAN:SIGMA (ms)");
   }
   result.a_ = values[0] / 1000.0;
   result.b_ = values.size() > 1 ? values[1] : 0;
   if (result.kind_ == Kind::uniform) result.b_ /= 1000.0;
   return result;
-}
-
-Distribution Distribution::constant(double milliseconds) {
-  return parse("const:" + std::to_string(milliseconds));
 }
 
 double Distribution::draw_seconds(std::mt19937_64& random) const {

@@ -22,17 +22,14 @@ class Distribution {
  public:
   // Throws std::invalid_argument naming what is wrong with `text`.
   static Distribution parse(std::string_view text);
-  static Distribution constant(double milliseconds);
 
   double draw_seconds(std::mt19937_64& random) const;
-  const std::string& text() const { return text_; }
 
  private:
   enum class Kind { constant, exponential, uniform, lognormal };
   Kind kind_ = Kind::constant;
   double a_ = 0;
   double b_ = 0;
-  std::string text_;
 };
 
 struct ModelOptions {
