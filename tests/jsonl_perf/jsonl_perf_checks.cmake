@@ -271,11 +271,16 @@ elseif(CHECK STREQUAL "compressed")
     message(FATAL_ERROR "${torn_records} records read before the torn frame, of ${all_records}")
   endif()
 
-  # A compressed loadgen killed (SIGKILL, at execute_process's timeout) while writing:
+  # A compressed loadgen killed (SIGKILL) once it has written 1 MiB, many frames:
   # summary reads every whole frame of what it left, and a torn last frame, if the kill
   # left one, counts as torn.
-  execute_process(COMMAND "${TOOL}" loadgen --duration 60 --rate 20000 --compression zstd
-                          --output-dir "${SCRATCH}/killed" TIMEOUT 2 OUTPUT_QUIET ERROR_QUIET)
+  execute_process(COMMAND "${PYTHON}" "${DATA}/kill_once_written.py" "${SCRATCH}/killed" 1048576
+                          "${TOOL}" loadgen --duration 600 --rate 20000 --compression zstd
+                          --output-dir "${SCRATCH}/killed"
+                  RESULT_VARIABLE result ERROR_VARIABLE problem OUTPUT_QUIET)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "the compressed loadgen to kill: ${problem}")
+  endif()
   run_tool(EXPECT 0 ARGS summary --json "${SCRATCH}/killed")
   expect_json_equal("${stdout}" 0 bad_lines)
   string(JSON killed_records GET "${stdout}" groups 0 records)
