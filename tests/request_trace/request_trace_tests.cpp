@@ -18,9 +18,9 @@
 #include <utility>
 #include <vector>
 
-#include "crash_model.hpp"
 #include "test_support.hpp"
 
+import crash_model;
 import jsonl.request_trace;
 
 namespace json = boost::json;

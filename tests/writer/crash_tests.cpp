@@ -1,5 +1,5 @@
 // Durable writers cut at every crash point: each scenario runs once with its calls
-// recorded, then every state a crash may leave is checked (crash_model.hpp).
+// recorded, then every state a crash may leave is checked (crash_model.cppm).
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -8,9 +8,9 @@
 #include <cstdio>
 #include <memory>
 
-#include "crash_model.hpp"
 #include "durability_fixture.hpp"
 
+import crash_model;
 import jsonl.writer;
 
 using namespace durability_test;

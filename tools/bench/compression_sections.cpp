@@ -21,9 +21,9 @@
 #include "measure.hpp"
 #include "sections.hpp"
 #include "support.hpp"
-#include "trace_builder.hpp"
 
 import jsonl.request_trace;
+import jsonl_perf.trace_builder;
 
 namespace jsonl_bench {
 namespace {

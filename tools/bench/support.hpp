@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "measure.hpp"
-#include "record_builder.hpp"
 
 import jsonl.perf_metrics;
+import jsonl_perf.record_builder;
 
 namespace jsonl_bench {
 

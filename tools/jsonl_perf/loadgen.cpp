@@ -23,13 +23,11 @@
 #include <random>
 
 #include "commands.hpp"
-#include "record_builder.hpp"
-// Its headers are all included above already, so nothing new is included after
-// record_builder.hpp's import (GCC bug 99000).
-#include "trace_builder.hpp"
 
 import jsonl.perf_metrics;
 import jsonl.request_trace;
+import jsonl_perf.record_builder;
+import jsonl_perf.trace_builder;
 
 namespace jsonl_perf {
 namespace {

@@ -1,10 +1,13 @@
-// Headers before the header that imports a module: no #include may follow an import.
+module;
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <random>
 #include <string>
 #include <utility>
 
-#include "record_builder.hpp"
+module jsonl_perf.record_builder;
 
 namespace jsonl_perf {
 namespace {

@@ -1,15 +1,19 @@
-// Headers before the header that imports a module: no #include may follow an import.
+module;
+
 #include <boost/json.hpp>
 
 #include <array>
 #include <chrono>
 #include <ctime>
+#include <cstdint>
+#include <optional>
+#include <random>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "trace_builder.hpp"
+module jsonl_perf.trace_builder;
 
 namespace jsonl_perf {
 namespace {

@@ -1,16 +1,18 @@
 // Request traces as a chat-completion server's hooks record them: a request line when
 // a request arrives (the body with non-ASCII text, repeated headers) and a response line
 // when it ends (the streamed reply as SSE frames; now and then a client that hung up).
-#pragma once
+module;
 
 #include <cstdint>
 #include <optional>
 #include <random>
 #include <string>
 
-import jsonl.request_trace;
+export module jsonl_perf.trace_builder;
 
-namespace jsonl_perf {
+export import jsonl.request_trace;
+
+export namespace jsonl_perf {
 
 class TraceBuilder {
  public:

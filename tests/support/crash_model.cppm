@@ -11,7 +11,10 @@
 // explore() replays every prefix of that log (Disk), writes each state a crash there may
 // leave into a directory, and reconciles it: every document that survives must be
 // whole, balanced and verified, every record it claims on disk and parsable.
-#pragma once
+//
+// A module rather than a header: the test files that use it include headers that import
+// modules too, and no #include may follow an import.
+module;
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -35,9 +38,11 @@
 
 #include "test_support.hpp"
 
+export module crash_model;
+
 import jsonl.writer;
 
-namespace crash_model {
+export namespace crash_model {
 
 // One change to the disk, paths relative to the recorded root.
 struct Change {
@@ -127,9 +132,14 @@ class CallRecorder : public jsonl::FileCalls {
   mutable std::vector<Change> log_;
 };
 
+}  // namespace crash_model
+
+namespace crash_model {
+
 // A disk as a prefix of the log leaves it: files by inode, with what was fsynced and
 // what was changed since; directories' entries now and at their last fsync. The root
 // ("." ) exists from the start, durably.
+
 class Disk {
  public:
   struct File {
@@ -285,7 +295,7 @@ class Disk {
 };
 
 // Writes a crash state into `root` (made, or emptied).
-inline void materialize(const std::filesystem::path& root, const Disk::Entries& entries,
+void materialize(const std::filesystem::path& root, const Disk::Entries& entries,
                         const std::vector<std::string>& contents) {
   std::filesystem::create_directories(root);
   for (const auto& [path, inode] : entries) {
@@ -300,7 +310,7 @@ inline void materialize(const std::filesystem::path& root, const Disk::Entries& 
 }
 
 // What is wrong with the books in `root`, or nothing.
-inline std::string books_problem(const std::filesystem::path& root) {
+std::string books_problem(const std::filesystem::path& root) {
   const jsonl::Reconciliation reconciliation = jsonl::reconcile(root);
   for (const jsonl::BooksCheck& books : reconciliation.generations) {
     const std::string name = books.document.generic_string();
@@ -316,7 +326,7 @@ inline std::string books_problem(const std::filesystem::path& root) {
   return "";
 }
 
-struct Exploration {
+export struct Exploration {
   std::size_t points = 0;  // crash points: one before each change, and the end
   std::size_t states = 0;  // distinct crash states checked
   std::string failure;     // the first state whose books fail, and why; empty if none
@@ -324,7 +334,7 @@ struct Exploration {
 
 // Checks every crash state of `log` (states alike once), stopping at the first that
 // fails.
-inline Exploration explore(const std::vector<Change>& log) {
+export Exploration explore(const std::vector<Change>& log) {
   Exploration exploration{.points = log.size() + 1};
   Disk disk;
   std::set<std::size_t> seen;

@@ -3,14 +3,16 @@
 // from a simple latency model: arrival, queueing, prefill to the first token, then
 // per-token decode steps. Records are typed; jsonl::to_json_value gives the raw JSON
 // record the same request makes (in an arena, or wherever the caller says).
-#pragma once
+module;
 
 #include <cstdint>
 #include <random>
 
-import jsonl.perf_metrics;
+export module jsonl_perf.record_builder;
 
-namespace jsonl_perf {
+export import jsonl.perf_metrics;
+
+export namespace jsonl_perf {
 
 class RecordBuilder {
  public:
