@@ -7,9 +7,6 @@ module;
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 #include <string_view>
 
 module jsonl.writer:plain_scan;
@@ -24,15 +21,27 @@ constexpr std::array<bool, 256> plain_bytes = [] {
 }();
 
 #if defined(__SSE2__)
+// SSE2 through the compilers' vector extensions and builtins rather than <emmintrin.h>:
+// its intrinsics are `static` functions, entities local to a translation unit, which an
+// inline function of a module unit must not use (clang 22 warns, and a later standard
+// mode may refuse).
+using Bytes16 = signed char __attribute__((vector_size(16)));
+using Chars16 = char __attribute__((vector_size(16)));
+
+inline Bytes16 every_byte(signed char value) noexcept { return Bytes16{} + value; }
+
 // A bit per byte of `bytes`, set for each byte that is not plain.
-inline unsigned not_plain_mask(__m128i bytes) noexcept {
+inline unsigned not_plain_mask(Bytes16 bytes) noexcept {
   // As signed bytes, those below 0x20 and those from 0x80 up are all less than 0x20.
-  const __m128i control_or_high = _mm_cmplt_epi8(bytes, _mm_set1_epi8(0x20));
-  const __m128i del = _mm_cmpeq_epi8(bytes, _mm_set1_epi8(0x7F));
-  const __m128i quote = _mm_cmpeq_epi8(bytes, _mm_set1_epi8('"'));
-  const __m128i backslash = _mm_cmpeq_epi8(bytes, _mm_set1_epi8('\\'));
-  return static_cast<unsigned>(
-      _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(control_or_high, del), _mm_or_si128(quote, backslash))));
+  const Bytes16 not_plain = (bytes < every_byte(0x20)) | (bytes == every_byte(0x7F)) | (bytes == every_byte('"')) |
+                            (bytes == every_byte('\\'));
+  return static_cast<unsigned>(__builtin_ia32_pmovmskb128(std::bit_cast<Chars16>(not_plain)));
+}
+
+inline Bytes16 load16(const char* bytes) noexcept {
+  Bytes16 loaded;
+  std::memcpy(&loaded, bytes, sizeof loaded);
+  return loaded;
 }
 
 // The length of the run of plain bytes `text` starts with, 16 bytes at a time; a string
@@ -43,18 +52,19 @@ inline std::size_t plain_prefix(std::string_view text) noexcept {
   if (size >= 16) {
     std::size_t i = 0;
     for (; i + 16 <= size; i += 16) {
-      const unsigned mask = not_plain_mask(_mm_loadu_si128(reinterpret_cast<const __m128i*>(data + i)));
+      const unsigned mask = not_plain_mask(load16(data + i));
       if (mask != 0) return i + static_cast<std::size_t>(std::countr_zero(mask));
     }
     if (i == size) return size;
     // The last 16 bytes, overlapping bytes already found plain.
-    const unsigned mask = not_plain_mask(_mm_loadu_si128(reinterpret_cast<const __m128i*>(data + size - 16)));
+    const unsigned mask = not_plain_mask(load16(data + size - 16));
     return mask == 0 ? size : size - 16 + static_cast<std::size_t>(std::countr_zero(mask));
   }
   if (size >= 8) {
-    const __m128i first = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(data));
-    const __m128i last = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(data + size - 8));
-    const unsigned mask = not_plain_mask(_mm_unpacklo_epi64(first, last));
+    char first_and_last[16];
+    std::memcpy(first_and_last, data, 8);
+    std::memcpy(first_and_last + 8, data + size - 8, 8);
+    const unsigned mask = not_plain_mask(load16(first_and_last));
     if ((mask & 0xFF) != 0) return static_cast<std::size_t>(std::countr_zero(mask));
     return mask == 0 ? size : size - 8 + static_cast<std::size_t>(std::countr_zero(mask >> 8));
   }
