@@ -150,7 +150,7 @@ def partition_breaches(files, source_root):
 
 def main():
     if len(sys.argv) != 3:
-        sys.exit(__doc__.split("\n\n")[1].strip().join(["usage: ", ""]))
+        sys.exit("usage: module_rules.py COMPILE_COMMANDS SOURCE_ROOT")
     compile_commands, source_root = sys.argv[1], os.path.realpath(sys.argv[2])
     found = units(compile_commands, source_root)
     if not found:

@@ -14,10 +14,10 @@ apart, are whole.
 import glob
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
+
+from stopped_kill import kill_once
 
 tool, scratch = sys.argv[1], sys.argv[2]
 compressed = len(sys.argv) > 3 and sys.argv[3] == "zstd"
@@ -60,19 +60,8 @@ killed = subprocess.Popen(
     [tool, "loadgen", "--config", "request-trace", "--rate", "4000", "--duration", "60",
      "--publish-interval-ms", "200", "--output-dir", out, *compression],
     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-deadline = time.monotonic() + 30
-while True:
-    if time.monotonic() > deadline:
-        killed.kill()
-        fail("the loadgen never had an unpublished tail")
-    os.kill(killed.pid, signal.SIGSTOP)
-    os.waitpid(killed.pid, os.WUNTRACED)
-    if unpublished_tail():
-        break
-    os.kill(killed.pid, signal.SIGCONT)
-    time.sleep(0.05)  # pacing of the poll only: the check above runs on a stopped process
-os.kill(killed.pid, signal.SIGKILL)
-killed.wait()
+if not kill_once(killed, unpublished_tail, 30):
+    fail("the loadgen never had an unpublished tail")
 
 report = verify()
 if not (report["all_books_balance"] and report["all_files_verify"]):

@@ -8,10 +8,10 @@ that was measured. Exits 1 when the command ends first or the size is not reache
 60 seconds.
 """
 import os
-import signal
 import subprocess
 import sys
-import time
+
+from stopped_kill import kill_once
 
 out, min_bytes, command = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 
@@ -22,19 +22,7 @@ def written():
 
 
 process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-deadline = time.monotonic() + 60
-while True:
-    if process.poll() is not None:
-        sys.exit(f"kill_once_written: the command ended ({process.returncode}) at {written()} bytes")
-    if time.monotonic() > deadline:
-        process.kill()
-        sys.exit(f"kill_once_written: {written()} bytes after 60 s, {min_bytes} awaited")
-    os.kill(process.pid, signal.SIGSTOP)
-    os.waitpid(process.pid, os.WUNTRACED)
-    if written() >= min_bytes:
-        break
-    os.kill(process.pid, signal.SIGCONT)
-    time.sleep(0.05)  # pacing of the poll only: the size above is read on a stopped process
-process.kill()
-process.wait()
+if not kill_once(process, lambda: written() >= min_bytes, 60):
+    sys.exit(f"kill_once_written: {written()} bytes when the command ended or 60 s passed, "
+             f"{min_bytes} awaited (exit {process.returncode})")
 print(written())
