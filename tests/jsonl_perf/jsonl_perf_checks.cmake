@@ -179,6 +179,35 @@ elseif(CHECK STREQUAL "duckdb")
   endif()
   duckdb_agrees("${SCRATCH}")
 
+  # A line past summary's bound (16 MiB) and past DuckDB's (its maximum_object_size, 16
+  # MiB, read into a buffer twice that): summary reports it and reads the rest; DuckDB
+  # fails the whole query, ignore_errors notwithstanding, as README says.
+  set(long "${SCRATCH}/long")
+  file(MAKE_DIRECTORY "${long}")
+  set(pad_mib 40)
+  set(write_long_line "import sys; n = int(sys.argv[2]) << 20; open(sys.argv[1], 'wb').write(\
+b'{\"status\": \"ok\"}\\n{\"pad\": \"' + b'a' * n + b'\"}\\n{\"status\": \"ok\"}\\n')")
+  execute_process(COMMAND "${PYTHON}" -c "${write_long_line}" "${long}/perf_metrics-server-h-1-20260101T000000Z.jsonl"
+                  ${pad_mib} RESULT_VARIABLE result)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "could not write the long line")
+  endif()
+  string(LENGTH "{\"pad\": \"\"}" framing)
+  math(EXPR long_bytes "(${pad_mib} << 20) + ${framing}")
+  run_tool(EXPECT 0 ARGS summary --json "${long}")
+  expect_json_equal("${stdout}" 1 bad_lines)
+  expect_json_equal("${stdout}" 2 groups 0 records)
+  expect_contains("${stderr}" "perf_metrics-server-h-1-20260101T000000Z.jsonl:2: ${long_bytes} bytes, longer than the 16777216")
+  if(DUCKDB_CHECKS)
+    get_filename_component(duckdb_tools "${DUCKDB_CHECK}" DIRECTORY)
+    execute_process(COMMAND "${NODE}" "${duckdb_tools}/percentiles.mjs" "${long}"
+                    RESULT_VARIABLE result OUTPUT_VARIABLE figures ERROR_VARIABLE problem)
+    if(result EQUAL 0)
+      message(FATAL_ERROR "DuckDB read a 40 MiB line, which README says it refuses:\n${figures}")
+    endif()
+    expect_contains("${problem}" "maximum_object_size")
+  endif()
+
 elseif(CHECK STREQUAL "summary")
   # Ten records over two files, queue times k/1024 s (k = 1..10), TTFT twice that, E2E
   # ten times; one bad line, one torn last line. Nearest rank: p50 is the 5th value,

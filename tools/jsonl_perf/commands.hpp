@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "bounded_lines.hpp"
+
 namespace jsonl_perf {
 
 struct LoadgenOptions {
@@ -34,6 +36,7 @@ struct ReplayOptions {
   std::filesystem::path output_dir = "perf_metrics_out";
   std::string input = "-";  // a file, or "-" for standard input
   std::optional<int> zstd_level;  // compressed files (zstd frames) at this level; empty: plain
+  std::uint64_t max_line_bytes = default_max_line_bytes;  // a longer input line is reported and skipped
 };
 
 struct SummaryOptions {
@@ -41,6 +44,7 @@ struct SummaryOptions {
   bool json = false;
   std::optional<std::filesystem::path> html;
   unsigned threads = 0;  // 0: one a core
+  std::uint64_t max_line_bytes = default_max_line_bytes;  // a longer line is reported and skipped
 };
 
 struct VerifyOptions {

@@ -1,5 +1,7 @@
 #include "dataset.hpp"
 
+#include "bounded_lines.hpp"
+
 #include <simdjson.h>
 
 #include <algorithm>
@@ -249,46 +251,41 @@ std::vector<Piece> pieces_of(const std::vector<std::filesystem::path>& files) {
   return pieces;
 }
 
-// Reads a piece a chunk at a time, line by line: memory is the chunk and the samples.
-void load_piece(const Piece& piece, const std::filesystem::path& file, PieceResult& result) {
+// Reads a piece a chunk at a time, line by line: memory is the chunk, one line of at
+// most `max_line_bytes` and the samples.
+void load_piece(const Piece& piece, const std::filesystem::path& file, std::uint64_t max_line_bytes,
+                PieceResult& result) {
   const FileReader reader(file);
   const std::string kind = kind_of(file);
   simdjson::dom::parser parser;
   // The parser reads up to SIMDJSON_PADDING bytes past a line: the chunk has room after
-  // its last line, and so has the carry.
+  // its last line, and so has the splitter's carry.
   std::vector<char> chunk(chunk_bytes + simdjson::SIMDJSON_PADDING);
-  std::string carry;  // a line begun in an earlier chunk
-  const auto take_line = [&](std::string_view line, bool torn) {
+  BoundedLines lines(max_line_bytes, simdjson::SIMDJSON_PADDING);
+  const auto take_line = [&](const Line& line) {
     ++result.lines;
+    if (line.overlong) {
+      (line.terminated ? result.bad_lines : result.torn_lines) += 1;
+      result.notes.emplace_back(line.number, std::string(line.terminated ? "" : "torn last line (no newline), ") +
+                                                 std::to_string(line.bytes) + " bytes, longer than the " +
+                                                 std::to_string(max_line_bytes) + " a line is read for, skipped");
+      return;
+    }
+    if (!line.terminated) {
+      ++result.torn_lines;
+      result.notes.emplace_back(line.number, "torn last line (no newline), skipped");
+      return;
+    }
     Element record;
-    const simdjson::error_code error = parser.parse(line.data(), line.size(), false).get(record);
-    if (!error && record.is_object() && !torn) {
+    const simdjson::error_code error = parser.parse(line.text.data(), line.text.size(), false).get(record);
+    if (!error && record.is_object()) {
       add_record(result.arrival_times, result.groups, kind, record);
       return;
     }
-    if (torn) {
-      ++result.torn_lines;
-      result.notes.emplace_back(result.lines, "torn last line (no newline), skipped");
-    } else {
-      ++result.bad_lines;
-      result.notes.emplace_back(result.lines, (error ? std::string("not JSON: ") + simdjson::error_message(error)
-                                                     : std::string("not a JSON object")) +
-                                                  ", skipped");
-    }
-  };
-  // Takes the lines of `rest`, which lies in a padded buffer.
-  const auto take_lines = [&](std::string_view rest) {
-    for (std::size_t newline; (newline = rest.find('\n')) != std::string_view::npos; rest.remove_prefix(newline + 1)) {
-      if (carry.empty()) {
-        take_line(rest.substr(0, newline), false);
-      } else {
-        carry.append(rest.substr(0, newline));
-        carry.reserve(carry.size() + simdjson::SIMDJSON_PADDING);
-        take_line(carry, false);
-        carry.clear();
-      }
-    }
-    carry.append(rest);
+    ++result.bad_lines;
+    result.notes.emplace_back(line.number, (error ? std::string("not JSON: ") + simdjson::error_message(error)
+                                                  : std::string("not a JSON object")) +
+                                               ", skipped");
   };
   // A compressed piece's content is decoded into a buffer of its own, then copied into
   // the padded chunk a piece of the decoder's output at a time.
@@ -304,19 +301,29 @@ void load_piece(const Piece& piece, const std::filesystem::path& file, PieceResu
       const std::size_t got = reader.read(offset, chunk.data(), want);
       if (got == 0) break;
       offset += got;
-      take_lines(std::string_view(chunk.data(), got));
+      lines.feed(std::string_view(chunk.data(), got), take_line);
       continue;
     }
     const std::size_t got = reader.read(offset, compressed.data(), want);
     if (got == 0) break;
+    try {
+      frames->decode(std::string_view(compressed.data(), got), [&](std::string_view content) {
+        std::memcpy(chunk.data(), content.data(), content.size());
+        lines.feed(std::string_view(chunk.data(), content.size()), take_line);
+      });
+    } catch (const std::runtime_error& error) {
+      // The piece's frames after this point cannot be trusted to decode: the line in
+      // hand ends here, torn, and the rest of the piece is skipped.
+      lines.finish(take_line);
+      ++result.lines;
+      ++result.bad_lines;
+      result.notes.emplace_back(result.lines, "bytes [" + std::to_string(offset) + ", " + std::to_string(piece.end) +
+                                                  "): " + error.what() + ", skipped");
+      return;
+    }
     offset += got;
-    frames->decode(std::string_view(compressed.data(), got), [&](std::string_view content) {
-      std::memcpy(chunk.data(), content.data(), content.size());
-      take_lines(std::string_view(chunk.data(), content.size()));
-    });
   }
-  carry.reserve(carry.size() + simdjson::SIMDJSON_PADDING);
-  if (!carry.empty()) take_line(carry, true);
+  lines.finish(take_line);
   if (piece.torn_frame_bytes != 0) {
     ++result.lines;
     ++result.torn_lines;
@@ -327,7 +334,8 @@ void load_piece(const Piece& piece, const std::filesystem::path& file, PieceResu
 
 }  // namespace
 
-Dataset load_dataset(const std::vector<std::filesystem::path>& paths, std::ostream& err, unsigned threads) {
+Dataset load_dataset(const std::vector<std::filesystem::path>& paths, std::ostream& err, unsigned threads,
+                     std::uint64_t max_line_bytes) {
   std::vector<std::filesystem::path> files;
   for (const auto& path : paths) {
     if (std::filesystem::is_directory(path)) {
@@ -361,7 +369,7 @@ Dataset load_dataset(const std::vector<std::filesystem::path>& paths, std::ostre
       workers.emplace_back([&] {
         for (std::size_t i; (i = next.fetch_add(1)) < pieces.size();) {
           try {
-            load_piece(pieces[i], files[pieces[i].file], results[i]);
+            load_piece(pieces[i], files[pieces[i].file], max_line_bytes, results[i]);
           } catch (...) {
             const std::lock_guard lock(failure_mutex);
             if (!failure) failure = std::current_exception();

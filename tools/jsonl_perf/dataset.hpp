@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "bounded_lines.hpp"
+
 namespace jsonl_perf {
 
 // Metric names, in report order.
@@ -41,11 +43,16 @@ struct Dataset {
 
 // Reads every file (directories: their perf_metrics-*.jsonl) a chunk at a time, line by
 // line, in pieces of up to 32 MiB shared out to `threads` threads (0: one a core).
-// Memory is the samples kept, a few doubles a record, not the bytes read; the result is
-// the one a sequential read gives. Bad lines are reported on `err` with file and line; a
-// last line without its newline is reported as torn. Throws std::runtime_error for a
-// path that cannot be read.
-Dataset load_dataset(const std::vector<std::filesystem::path>& paths, std::ostream& err, unsigned threads = 0);
+// Memory is the samples kept, a few doubles a record, not the bytes read: each thread
+// holds a chunk, one line of at most `max_line_bytes` and, for a compressed file, a zstd
+// decoder, whose window zstd itself holds to 128 MiB whatever a frame declares. The
+// result is the one a sequential read gives. Bad lines are reported on `err` with file
+// and line, and skipped: a line that is not a JSON object, a line longer than
+// `max_line_bytes` (dropped as it streams past), a last line without its newline (torn),
+// and compressed bytes that do not decode (the rest of their piece). Throws
+// std::runtime_error for a path that cannot be read.
+Dataset load_dataset(const std::vector<std::filesystem::path>& paths, std::ostream& err, unsigned threads = 0,
+                     std::uint64_t max_line_bytes = default_max_line_bytes);
 
 // The nearest-rank percentile of sorted, non-empty `values`: the smallest value with at
 // least p% of the values at or below it.

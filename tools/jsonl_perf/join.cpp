@@ -65,7 +65,11 @@ const json::value* at_path(const json::value& root, std::initializer_list<std::s
 
 // Every JSON object line of the files named `prefix*.jsonl` in `directory` (and, with
 // `hours`, in its subdirectories); a line that is not one is counted bad.
-std::vector<json::value> read_lines(const fs::path& directory, std::string_view prefix, bool hours, JoinFigures& figures) {
+// Every JSON object line of the files named `prefix*.jsonl` in `directory` (and, with
+// `hours`, in its subdirectories); a line that is not one, or is longer than
+// `max_line_bytes`, is counted bad.
+std::vector<json::value> read_lines(const fs::path& directory, std::string_view prefix, bool hours,
+                                    std::uint64_t max_line_bytes, JoinFigures& figures) {
   std::vector<fs::path> files;
   std::error_code error;
   const auto collect = [&](const fs::path& folder) {
@@ -82,21 +86,31 @@ std::vector<json::value> read_lines(const fs::path& directory, std::string_view 
     collect(directory);
   }
   std::sort(files.begin(), files.end());
-  std::vector<json::value> lines;
+  std::vector<json::value> values;
+  std::vector<char> chunk(std::size_t{1} << 20);
   for (const fs::path& file : files) {
-    std::ifstream input(file, std::ios::binary);
-    for (std::string line; std::getline(input, line);) {
-      if (line.empty()) continue;
-      json::value value = json::parse(line, error);
-      if (error || !value.is_object()) {
+    BoundedLines lines(max_line_bytes);
+    const auto take_line = [&](const Line& line) {
+      if (line.bytes == 0) return;
+      json::value value;
+      if (!line.overlong) value = json::parse(line.text, error);
+      if (line.overlong || error || !value.is_object()) {
         ++figures.bad_lines;
-        figures.problems.push_back(file.string() + ": a line that is not a JSON object");
-        continue;
+        figures.problems.push_back(file.string() + ":" + std::to_string(line.number) +
+                                   (line.overlong ? ": a line longer than " + std::to_string(max_line_bytes) + " bytes"
+                                                  : std::string(": a line that is not a JSON object")));
+        return;
       }
-      lines.push_back(std::move(value));
+      values.push_back(std::move(value));
+    };
+    std::ifstream input(file, std::ios::binary);
+    while (input) {
+      input.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      lines.feed(std::string_view(chunk.data(), static_cast<std::size_t>(input.gcount())), take_line);
     }
+    lines.finish(take_line);
   }
-  return lines;
+  return values;
 }
 
 std::string key_of(const json::value* id) {
@@ -149,9 +163,9 @@ std::unordered_map<std::string, double> client_e2e(const fs::path& results) {
 
 JoinFigures join_attempt(const JoinOptions& options) {
   JoinFigures figures;
-  const std::vector<json::value> requests = read_lines(options.attempt_dir / "request_trace", "requests-", true, figures);
-  const std::vector<json::value> responses = read_lines(options.attempt_dir / "request_trace", "responses-", true, figures);
-  const std::vector<json::value> records = read_lines(options.attempt_dir / "perf_metrics", "perf_metrics-", false, figures);
+  const std::vector<json::value> requests = read_lines(options.attempt_dir / "request_trace", "requests-", true, options.max_line_bytes, figures);
+  const std::vector<json::value> responses = read_lines(options.attempt_dir / "request_trace", "responses-", true, options.max_line_bytes, figures);
+  const std::vector<json::value> records = read_lines(options.attempt_dir / "perf_metrics", "perf_metrics-", false, options.max_line_bytes, figures);
   figures.request_lines = requests.size();
   figures.response_lines = responses.size();
   figures.perf_records = records.size();

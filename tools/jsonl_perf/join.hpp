@@ -6,11 +6,14 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "bounded_lines.hpp"
 
 namespace jsonl_perf {
 
@@ -18,6 +21,7 @@ struct JoinOptions {
   std::filesystem::path attempt_dir;  // holds request_trace/ and perf_metrics/
   std::optional<std::filesystem::path> client_results;  // `jsonl-perf client --json-output`
   bool json = false;
+  std::uint64_t max_line_bytes = default_max_line_bytes;  // a longer line is counted bad and skipped
 };
 
 struct JoinFigures {

@@ -107,6 +107,9 @@ int main(int argc, char** argv) {
   replay_command->add_option("--kind", replay.kind, "server kind, in the file name")->capture_default_str();
   replay_command->add_option("--output-dir", replay.output_dir, "where the JSONL file goes")->capture_default_str();
   replay_command->add_option("--compression", compression, compression_help)->capture_default_str();
+  const std::string max_line_help = "a longer line is reported and skipped, never held";
+  replay_command->add_option("--max-line-bytes", replay.max_line_bytes, max_line_help)
+      ->check(CLI::PositiveNumber)->capture_default_str();
   replay_command->add_option("input", replay.input, "a file of raw records, or - for standard input")
       ->capture_default_str();
 
@@ -119,6 +122,8 @@ int main(int argc, char** argv) {
   summary_command->add_option("--html", html, "also write a self-contained HTML report with SVG charts");
   summary_command->add_option("--threads", summary.threads, "threads reading the files (0: one a core)")
       ->check(CLI::Range(0u, 64u))->capture_default_str();
+  summary_command->add_option("--max-line-bytes", summary.max_line_bytes, max_line_help)
+      ->check(CLI::PositiveNumber)->capture_default_str();
 
   jsonl_perf::VerifyOptions verify;
   auto* verify_command = app.add_subcommand(

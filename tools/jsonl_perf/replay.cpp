@@ -6,8 +6,11 @@
 #include <istream>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
+#include "bounded_lines.hpp"
 #include "commands.hpp"
 #include "python_json.hpp"
 
@@ -24,21 +27,32 @@ int run_replay(const ReplayOptions& options, std::istream& in, std::ostream& out
 
   const boost::json::parse_options python_like = python_json_loads();
 
-  std::uint64_t read = 0;
   std::uint64_t skipped = 0;
-  std::string line;
-  while (std::getline(in, line)) {
-    ++read;
+  BoundedLines lines(options.max_line_bytes);
+  const auto take_line = [&](const Line& line) {
+    if (line.overlong) {
+      err << "line " << line.number << ": " << line.bytes << " bytes, longer than the " << options.max_line_bytes
+          << " a line is read for, skipped\n";
+      ++skipped;
+      return;
+    }
     boost::system::error_code error;
     // Each record in an arena of its own: built in a few blocks, freed in a few calls.
-    jsonl::ArenaRecord record = jsonl::ArenaRecord::parse(line, error, python_like);
+    jsonl::ArenaRecord record = jsonl::ArenaRecord::parse(line.text, error, python_like);
     if (error) {
-      err << "line " << read << ": not JSON: " << error.message() << '\n';
+      err << "line " << line.number << ": not JSON: " << error.message() << '\n';
       ++skipped;
-      continue;
+      return;
     }
     writer.submit_wait(std::move(record));
+  };
+  std::vector<char> chunk(std::size_t{1} << 20);
+  while (in) {
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    lines.feed(std::string_view(chunk.data(), static_cast<std::size_t>(in.gcount())), take_line);
   }
+  lines.finish(take_line);
+  const std::uint64_t read = lines.lines();
   const bool complete = in.eof() && !in.bad();
   writer.close();
   out << writer.path()->string() << '\n';

@@ -67,7 +67,7 @@ void print_table(const Dataset& dataset, std::ostream& out) {
 int run_summary(const SummaryOptions& options, std::ostream& out, std::ostream& err) {
   Dataset dataset;
   try {
-    dataset = load_dataset(options.paths, err, options.threads);
+    dataset = load_dataset(options.paths, err, options.threads, options.max_line_bytes);
   } catch (const std::exception& error) {
     err << "jsonl-perf summary: " << error.what() << '\n';
     return 2;

@@ -34,8 +34,9 @@ void print_report(const jsonl::Reconciliation& reconciliation, std::ostream& out
       continue;
     }
     out << "unaccounted: " << bytes.file << ": " << bytes.unclaimed_bytes << " of " << bytes.size
-        << " bytes claimed by no document (" << bytes.whole_lines << " whole lines, " << bytes.cut_lines
-        << " cut)\n";
+        << " bytes claimed by no document (" << bytes.whole_lines << " whole lines, " << bytes.cut_lines << " cut";
+    if (bytes.torn_frames != 0) out << ", " << bytes.torn_frames << " torn or undecodable zstd frames";
+    out << ")\n";
   }
   out << "documents: " << reconciliation.generations.size()
       << "; all balance: " << (reconciliation.all_books_balance() ? "yes" : "NO")

@@ -154,6 +154,8 @@ ServingCommands::ServingCommands(CLI::App& app) : parsed_(std::make_unique<Parse
   p.join->add_option("attempt_dir", p.join_options.attempt_dir, "holds request_trace/ and perf_metrics/")->required();
   p.join->add_option("--client-results", p.client_results, "the client's --json-output, to compare E2E");
   p.join->add_flag("--json", p.join_options.json, "print the figures as JSON");
+  p.join->add_option("--max-line-bytes", p.join_options.max_line_bytes, "a longer line is counted bad, never held")
+      ->check(CLI::PositiveNumber)->capture_default_str();
 }
 
 ServingCommands::~ServingCommands() = default;
