@@ -1,7 +1,13 @@
 // Headers before the modules: no #include may follow an import.
 #include <boost/json.hpp>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <functional>
 #include <sstream>
+#include <system_error>
 #include <vector>
 
 #include "recording_destination.hpp"
@@ -56,10 +62,22 @@ class JsonlWriters final : public RecordingDestination {
   }
 
  private:
+  // Lowers the calling thread's scheduling priority to `nice` (Linux: a thread's own
+  // nice value, set through its id).
+  static std::function<void()> lower_priority(int nice) {
+    if (nice == 0) return {};
+    return [nice] {
+      if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice) != 0) {
+        throw std::system_error(errno, std::generic_category(), "setpriority to nice " + std::to_string(nice));
+      }
+    };
+  }
+
   static jsonl::WriterOptions perf_options(const RecorderOptions& options) {
     jsonl::WriterOptions result = jsonl::perf_metrics_options(*options.output_dir / "perf_metrics", options.server_kind);
     result.durability.enabled = options.durable_perf_metrics;
     result.linger = options.linger;
+    result.on_thread_start = lower_priority(options.writer_nice);
     if (options.zstd_level) result.compression = jsonl::Compression::zstd(*options.zstd_level);
     return result;
   }
@@ -68,6 +86,7 @@ class JsonlWriters final : public RecordingDestination {
     jsonl::WriterOptions result = jsonl::request_trace_options(*options.output_dir / "request_trace");
     result.durability.enabled = options.durable_traces;
     result.linger = options.linger;
+    result.on_thread_start = lower_priority(options.writer_nice);
     if (options.zstd_level) result.compression = jsonl::Compression::zstd(*options.zstd_level);
     return result;
   }

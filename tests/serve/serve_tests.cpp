@@ -5,6 +5,11 @@
 
 #include <sys/resource.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <sstream>
 #include <thread>
 
 #include "served.hpp"
@@ -29,6 +34,20 @@ std::string read_to_close(tcp::socket& socket) {
   boost::system::error_code error;
   while (!error) text.append(buffer, socket.read_some(net::buffer(buffer), error));
   return text;
+}
+
+// The nice value of each thread of process `pid` (field 19 of its stat), by thread id.
+std::map<int, int> nice_by_thread(int pid) {
+  std::map<int, int> nice;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/" + std::to_string(pid) + "/task")) {
+    std::ifstream stat(task.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    std::istringstream fields(text.substr(text.rfind(')') + 2));  // after "pid (comm) "
+    std::string field;
+    for (int i = 3; i <= 19 && fields >> field; ++i) {}
+    nice[std::stoi(task.path().filename().string())] = std::stoi(field);
+  }
+  return nice;
 }
 
 }  // namespace
@@ -125,6 +144,29 @@ BOOST_AUTO_TEST_CASE(health_models_and_the_writers_metrics_are_served) {
   BOOST_TEST(server.metric(R"(jsonl_records_submitted_total{subject="request trace",server_kind="server"})") >= 1);
   BOOST_TEST(server.metric(R"(jsonl_serve_requests_total{route="/v1/chat/completions",status="completed"})") == 1);
   BOOST_REQUIRE_EQUAL(server.stop(), 0);
+}
+
+BOOST_AUTO_TEST_CASE(the_writers_threads_yield_to_the_request_threads_at_nice_19_unless_told) {
+  for (const auto& [flags, writers_nice] : {std::pair{std::vector<std::string>{}, 19},
+                                             std::pair{std::vector<std::string>{"--writer-nice", "0"}, 0}}) {
+    Served server(flags);
+    server.post("/v1/chat/completions", chat_request(false));
+    // Each writer's threads have started once it wrote a record.
+    const auto deadline = Clock::now() + std::chrono::seconds(30);
+    for (const char* subject : {"request trace", "performance metrics"}) {
+      const std::string written =
+          std::string("jsonl_records_written_total{subject=\"") + subject + "\",server_kind=\"server\"}";
+      while (server.metric(written) < 1) BOOST_REQUIRE(Clock::now() < deadline);
+    }
+    const std::map<int, int> nice = nice_by_thread(server.pid());
+    BOOST_TEST(nice.at(server.pid()) == 0);  // the request thread
+    // Two writers (perf metrics, request traces), a drain and a write worker each.
+    BOOST_TEST(nice.size() == 5u);
+    for (const auto& [thread, value] : nice) {
+      if (thread != server.pid()) BOOST_TEST(value == writers_nice, "thread " << thread);
+    }
+    BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  }
 }
 
 BOOST_AUTO_TEST_CASE(a_body_declared_over_the_default_16_mib_gets_413_is_counted_and_not_traced) {

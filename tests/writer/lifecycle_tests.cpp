@@ -2,6 +2,7 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <iterator>
 #include <latch>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -75,6 +77,46 @@ std::jthread close_in_background(Writer& writer, std::atomic<bool>& closed) {
     closed = true;
   });
 }
+
+// Whether on_thread_start has run on the calling thread.
+thread_local bool thread_started = false;
+
+// The threads on_thread_start ran on, and whether each piece of work a writer's thread
+// did (serializing, appending) came after it on that thread.
+struct ThreadStarts {
+  std::mutex mutex;
+  std::vector<std::thread::id> threads;
+  std::atomic<int> work_before_start{0};
+  std::atomic<int> work{0};
+  void note_work() {
+    ++work;
+    if (!thread_started) ++work_before_start;
+  }
+};
+
+class StartNotingFormat : public jsonl::JsonLineFormat {
+ public:
+  explicit StartNotingFormat(std::shared_ptr<ThreadStarts> starts) : starts_(std::move(starts)) {}
+  bool append_line(json::value& record, std::string& out) const override {
+    starts_->note_work();
+    return JsonLineFormat::append_line(record, out);
+  }
+
+ private:
+  std::shared_ptr<ThreadStarts> starts_;
+};
+
+class StartNotingSink : public jsonl::FileSink {
+ public:
+  explicit StartNotingSink(std::shared_ptr<ThreadStarts> starts) : starts_(std::move(starts)) {}
+  void append(const jsonl::FileAppend& append, jsonl::AppendOutcome& outcome) override {
+    starts_->note_work();
+    FileSink::append(append, outcome);
+  }
+
+ private:
+  std::shared_ptr<ThreadStarts> starts_;
+};
 
 }  // namespace
 
@@ -256,6 +298,51 @@ BOOST_AUTO_TEST_CASE(stem_that_could_escape_the_directory_is_rejected) {
                                  std::string("a/b"), std::string("a\0b", 3)}) {
     jsonl::WriterOptions options{.output_dir = "/tmp", .file_stem = stem};
     BOOST_CHECK_THROW(jsonl::JsonlRecordWriter<>{options}, std::invalid_argument);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(on_thread_start_runs_first_on_each_thread_the_writer_starts) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto starts = std::make_shared<ThreadStarts>();
+  auto options = test_options(directory.path(), log);
+  options.durability.enabled = true;
+  options.on_thread_start = [starts] {
+    thread_started = true;
+    const std::lock_guard lock(starts->mutex);
+    starts->threads.push_back(std::this_thread::get_id());
+  };
+  jsonl::JsonlRecordWriter<> writer(options, std::make_shared<StartNotingFormat>(starts),
+                                    std::make_shared<StartNotingSink>(starts));
+  writer.start();
+  for (int i = 0; i < 10; ++i) writer.submit(numbered(i));
+  writer.close();
+  BOOST_TEST(writer.stats().written == 10u);
+  BOOST_TEST(starts->work.load() > 0);
+  BOOST_TEST(starts->work_before_start.load() == 0);
+  // The drain, the write worker and the closing publication (which may reuse the id of
+  // one that ended): three starts, none on the caller's thread.
+  const std::vector<std::thread::id> threads = starts->threads;
+  BOOST_TEST(threads.size() == 3u);
+  BOOST_TEST(std::count(threads.begin(), threads.end(), std::this_thread::get_id()) == 0);
+  BOOST_TEST(!thread_started);
+}
+
+BOOST_AUTO_TEST_CASE(an_on_thread_start_that_throws_is_logged_and_the_thread_goes_on) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.on_thread_start = [] { throw std::runtime_error("no such core"); };
+  jsonl::JsonlRecordWriter<> writer(options);
+  writer.start();
+  for (int i = 0; i < 10; ++i) writer.submit(numbered(i));
+  writer.close();
+  BOOST_TEST(writer.stats().written == 10u);
+  const auto warnings = log.at(LogLevel::warning);
+  BOOST_REQUIRE_EQUAL(warnings.size(), 2u);  // the drain's and the write worker's
+  for (const auto& warning : warnings) {
+    BOOST_TEST(jsonl_test::contains(warning, "on_thread_start of a test JSONL writer thread threw "));
+    BOOST_TEST(jsonl_test::contains(warning, "no such core"));
   }
 }
 

@@ -97,6 +97,16 @@ struct WriterOptions {
   // Where warnings and errors go.
   LogSink log_sink = log_to_stderr;
 
+  // Runs first on each thread the writer starts (its drain, its write worker, and the
+  // thread that publishes a durable writer's closing books), before the thread does any
+  // of its work: to name the thread, pin it to cores, or lower its scheduling priority
+  // so that a server's request threads preempt it (the recording layer lowers it to
+  // nice 19). Called once per thread, concurrently with the caller's threads. An
+  // exception it throws is logged as a warning and the thread goes on. oneTBB's workers,
+  // which side-by-side serialization borrows, are the process's, not the writer's: it
+  // does not run there.
+  std::function<void()> on_thread_start;
+
   // Durable accounting, off by default. Off, a record counts as written once the write
   // holding it returned (its bytes are in the page cache). On:
   //   - a record is persisted (`WriterStats::written`) only once the append holding it,

@@ -74,7 +74,19 @@ std::string describe_current_exception() {
   }
 }
 
-std::thread launch(std::function<void()> body) { return std::thread(std::move(body)); }
+std::thread WriterState::launch(std::function<void()> body) const {
+  return std::thread([this, body = std::move(body)] {
+    if (options.on_thread_start) {
+      try {
+        options.on_thread_start();
+      } catch (...) {
+        accounts.log(LogLevel::warning, "on_thread_start of a " + accounts.subject() + " JSONL writer thread threw " +
+                                            describe_current_exception() + "; the thread goes on");
+      }
+    }
+    body();
+  });
+}
 
 WriterState::WriterState(WriterOptions options)
     : options(std::move(validated(options))),

@@ -24,9 +24,6 @@ struct DrainCancelled {};
 // "<type>: <what>" for an exception in flight (inside a catch block).
 std::string describe_current_exception();
 
-// A thread running `body`.
-std::thread launch(std::function<void()> body);
-
 struct WriterState {
   // Throws std::invalid_argument for unusable options (see WriterOptions).
   explicit WriterState(WriterOptions options);
@@ -38,6 +35,9 @@ struct WriterState {
   // The counters and what admission knows; the write side adds its own (files started,
   // publications).
   WriterStats stats() const noexcept;
+  // A thread of the writer's: the options' on_thread_start, then `body`. What `body`
+  // captures must keep this state alive while the thread runs.
+  std::thread launch(std::function<void()> body) const;
   // The books' view, read so that it balances: `submitted` counts the records accepted
   // or refused for a full queue (not those ignored), read after everything classified.
   WriterStats books_view() const noexcept;

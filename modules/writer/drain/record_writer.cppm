@@ -103,7 +103,7 @@ class JsonlRecordWriter {
       return;
     }
     drain_finished_ = drain_done_.get_future();
-    drain_thread_ = detail::launch([this] {
+    drain_thread_ = state_->launch([this] {
       drain_.run();
       drain_done_.set_value();
     });

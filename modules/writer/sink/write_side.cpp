@@ -48,7 +48,7 @@ bool WriteSide::start() {
     return false;
   }
   state_->sink.start();
-  thread_ = std::thread([state = state_] { state->run(); });
+  thread_ = state_->writer->launch([state = state_] { state->run(); });
   return true;
 }
 
@@ -120,7 +120,7 @@ void WriteSide::publish_closed(std::chrono::milliseconds timeout) {
   auto published = std::make_shared<std::promise<std::string>>();
   std::future<std::string> outcome = published->get_future();
   // The thread holds the state: a publication that outlives close touches nothing freed.
-  std::thread publisher([state = state_, published] {
+  std::thread publisher = state_->writer->launch([state = state_, published] {
     std::string error;
     const std::lock_guard lock(state->books_mutex);
     state->books->publish_if_due(state->writer->books_view(), true, true, error);
