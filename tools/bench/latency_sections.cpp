@@ -136,7 +136,9 @@ int submit_latency(const Settings& settings) {
         // The floor, paced as the submits were, right after them.
         const Latencies floor = time_shared_increments(producers, per_producer, gap_ns, clock);
         figure((name + "_floor_shared_increment_p50").c_str(), floor.p50, "ns");
+        figure((name + "_floor_shared_increment_p99.9").c_str(), floor.p999, "ns");
         figure((name + "_p50_ratio_to_floor").c_str(), latency.p50 / floor.p50, "x");
+        figure((name + "_p99.9_ratio_to_floor").c_str(), latency.p999 / floor.p999, "x");
         const double net = latency.p50 - timer;
         figure((name + "_p50_net_of_timer").c_str(), net, "ns");
         // One bounded queue that counts every drop exactly costs at least one shared
