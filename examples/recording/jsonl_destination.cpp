@@ -1,6 +1,7 @@
 // Headers before the modules: no #include may follow an import.
 #include <boost/json.hpp>
 
+#include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -62,12 +63,13 @@ class JsonlWriters final : public RecordingDestination {
   }
 
  private:
-  // Lowers the calling thread's scheduling priority to `nice` (Linux: a thread's own
-  // nice value, set through its id).
-  static std::function<void()> lower_priority(int nice) {
-    if (nice == 0) return {};
+  // Names the calling thread "jsonl-writer" (what top, perf and /proc show) and lowers
+  // its scheduling priority to `nice` (Linux: a thread's own nice value, set through
+  // its id).
+  static std::function<void()> writer_thread_start(int nice) {
     return [nice] {
-      if (::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice) != 0) {
+      ::pthread_setname_np(::pthread_self(), "jsonl-writer");
+      if (nice != 0 && ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), nice) != 0) {
         throw std::system_error(errno, std::generic_category(), "setpriority to nice " + std::to_string(nice));
       }
     };
@@ -77,7 +79,7 @@ class JsonlWriters final : public RecordingDestination {
     jsonl::WriterOptions result = jsonl::perf_metrics_options(*options.output_dir / "perf_metrics", options.server_kind);
     result.durability.enabled = options.durable_perf_metrics;
     result.linger = options.linger;
-    result.on_thread_start = lower_priority(options.writer_nice);
+    result.on_thread_start = writer_thread_start(options.writer_nice);
     if (options.zstd_level) result.compression = jsonl::Compression::zstd(*options.zstd_level);
     return result;
   }
@@ -86,7 +88,7 @@ class JsonlWriters final : public RecordingDestination {
     jsonl::WriterOptions result = jsonl::request_trace_options(*options.output_dir / "request_trace");
     result.durability.enabled = options.durable_traces;
     result.linger = options.linger;
-    result.on_thread_start = lower_priority(options.writer_nice);
+    result.on_thread_start = writer_thread_start(options.writer_nice);
     if (options.zstd_level) result.compression = jsonl::Compression::zstd(*options.zstd_level);
     return result;
   }
