@@ -2,8 +2,6 @@
 // when it begins with zstd's magic number, compressed. Whatever it holds, reading it
 // must neither crash nor hang nor hold more than its bounds, and every line must be
 // accounted for: a record, or a bad or torn line reported.
-#include <unistd.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -14,26 +12,13 @@
 #include <string_view>
 
 #include "dataset.hpp"
+#include "fuzz_scratch.hpp"
 
 namespace {
 
-// A directory made once per process and removed at its exit.
-struct Scratch {
-  std::filesystem::path root;
-  Scratch() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "jsonl-summary-fuzz-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) std::abort();
-    root = pattern;
-  }
-  ~Scratch() {
-    std::error_code ignored;
-    std::filesystem::remove_all(root, ignored);
-  }
-};
-
 const std::filesystem::path& scratch() {
-  static const Scratch made;
-  return made.root;
+  static const jsonl_fuzz::ScratchDirectory made("jsonl-summary-fuzz");
+  return made.root();
 }
 
 // Small enough that the fuzzer's inputs reach it.

@@ -14,32 +14,27 @@
 #include <string>
 #include <string_view>
 
+#include "fuzz_scratch.hpp"
+
 import jsonl.writer;
 
 namespace {
 
-// A directory made once per process and removed at its exit: a data file the input
-// rewrites, a file in a subdirectory, a symbolic link out of the directory and a pipe.
-struct Scratch {
-  std::filesystem::path root;
-  Scratch() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "jsonl-fuzz-XXXXXX").string();
-    if (::mkdtemp(pattern.data()) == nullptr) std::abort();
-    root = pattern;
-    std::filesystem::create_directories(root / "sub");
-    std::ofstream(root / "sub" / "b.jsonl") << "{\"b\":1}\n";
-    std::filesystem::create_symlink("/etc", root / "link");
-    ::mkfifo((root / "pipe.jsonl").c_str(), 0600);
-  }
-  ~Scratch() {
-    std::error_code ignored;
-    std::filesystem::remove_all(root, ignored);
+// The scratch directory, holding what a document may name besides the data file the
+// input rewrites: a file in a subdirectory, a symbolic link out of the directory and a
+// pipe.
+struct Scratch : jsonl_fuzz::ScratchDirectory {
+  Scratch() : ScratchDirectory("jsonl-fuzz") {
+    std::filesystem::create_directories(root() / "sub");
+    std::ofstream(root() / "sub" / "b.jsonl") << "{\"b\":1}\n";
+    std::filesystem::create_symlink("/etc", root() / "link");
+    ::mkfifo((root() / "pipe.jsonl").c_str(), 0600);
   }
 };
 
 const std::filesystem::path& scratch() {
   static const Scratch made;
-  return made.root;
+  return made.root();
 }
 
 }  // namespace
