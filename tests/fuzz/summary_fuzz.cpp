@@ -12,13 +12,13 @@
 #include <string_view>
 
 #include "dataset.hpp"
-#include "fuzz_scratch.hpp"
+#include "test_support.hpp"
 
 namespace {
 
 const std::filesystem::path& scratch() {
-  static const jsonl_fuzz::ScratchDirectory made("jsonl-summary-fuzz");
-  return made.root();
+  static const jsonl_test::ScratchDirectory made;
+  return made.path();
 }
 
 // Small enough that the fuzzer's inputs reach it.

@@ -14,7 +14,7 @@
 #include <string>
 #include <string_view>
 
-#include "fuzz_scratch.hpp"
+#include "test_support.hpp"
 
 import jsonl.writer;
 
@@ -23,18 +23,18 @@ namespace {
 // The scratch directory, holding what a document may name besides the data file the
 // input rewrites: a file in a subdirectory, a symbolic link out of the directory and a
 // pipe.
-struct Scratch : jsonl_fuzz::ScratchDirectory {
-  Scratch() : ScratchDirectory("jsonl-fuzz") {
-    std::filesystem::create_directories(root() / "sub");
-    std::ofstream(root() / "sub" / "b.jsonl") << "{\"b\":1}\n";
-    std::filesystem::create_symlink("/etc", root() / "link");
-    ::mkfifo((root() / "pipe.jsonl").c_str(), 0600);
+struct Scratch : jsonl_test::ScratchDirectory {
+  Scratch() {
+    std::filesystem::create_directories(path() / "sub");
+    std::ofstream(path() / "sub" / "b.jsonl") << "{\"b\":1}\n";
+    std::filesystem::create_symlink("/etc", path() / "link");
+    ::mkfifo((path() / "pipe.jsonl").c_str(), 0600);
   }
 };
 
 const std::filesystem::path& scratch() {
   static const Scratch made;
-  return made.root();
+  return made.path();
 }
 
 }  // namespace
