@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <functional>
+#include <optional>
 #include <sstream>
 #include <system_error>
 #include <vector>
@@ -23,30 +24,32 @@ namespace json = boost::json;
 class JsonlWriters final : public RecordingDestination {
  public:
   explicit JsonlWriters(const RecorderOptions& options)
-      : perf_(perf_options(options)), traces_(trace_options(options), jsonl::process_suffix()) {}
+      : perf_(perf_options(options)) {
+    if (options.traces) traces_.emplace(trace_options(options), jsonl::process_suffix());
+  }
 
   bool start() override {
     perf_.start();
-    traces_.start();
-    return perf_.path().has_value() && traces_.path().has_value();
+    if (traces_) traces_->start();
+    return perf_.path().has_value() && (!traces_ || traces_->path().has_value());
   }
 
   void close() override {
     perf_.close();
-    traces_.close();
+    if (traces_) traces_->close();
   }
 
   bool trace(std::string_view kind, json::object line, std::chrono::system_clock::time_point made_at) override {
-    return traces_.submit(jsonl::TraceRecord<json::value>(std::string(kind), json::value(std::move(line)), made_at));
+    return traces_ &&
+           traces_->submit(jsonl::TraceRecord<json::value>(std::string(kind), json::value(std::move(line)), made_at));
   }
 
   bool perf(jsonl::perf::PerfMetricsRecord record) override { return perf_.submit(std::move(record)); }
 
   std::string metrics_text(std::string_view server_kind) const override {
     const std::vector<jsonl::MetricLabel> labels{{"server_kind", std::string(server_kind)}};
-    const std::vector<jsonl::WriterMetrics> writers{
-        {perf_.stats(), std::string(jsonl::perf_metrics_subject), labels},
-        {traces_.stats(), std::string(jsonl::request_trace_subject), labels}};
+    std::vector<jsonl::WriterMetrics> writers{{perf_.stats(), std::string(jsonl::perf_metrics_subject), labels}};
+    if (traces_) writers.push_back({traces_->stats(), std::string(jsonl::request_trace_subject), labels});
     return jsonl::prometheus_text(writers);
   }
 
@@ -57,8 +60,10 @@ class JsonlWriters final : public RecordingDestination {
            << stats.unknown << ", dropped " << stats.dropped();
     };
     describe("perf metrics", perf_.stats());
-    line << "; ";
-    describe("request traces", traces_.stats());
+    if (traces_) {
+      line << "; ";
+      describe("request traces", traces_->stats());
+    }
     return line.str();
   }
 
@@ -94,7 +99,7 @@ class JsonlWriters final : public RecordingDestination {
   }
 
   jsonl::TypedPerfMetricsJsonlWriter perf_;
-  jsonl::RequestTraceWriter<json::value> traces_;
+  std::optional<jsonl::RequestTraceWriter<json::value>> traces_;  // none: the proxy traces
 };
 
 }  // namespace

@@ -54,7 +54,8 @@ std::string session_of(const Headers& headers, const json::value& body) {
 RequestRecorder::RequestRecorder(RecorderOptions options, std::unique_ptr<RecordingDestination> destination)
     : destination_(std::move(destination)),
       server_kind_(options.server_kind),
-      engine_id_as_disagg_request_id_(options.engine_id_as_disagg_request_id) {
+      engine_id_as_disagg_request_id_(options.engine_id_as_disagg_request_id),
+      traces_(options.traces) {
   if (!destination_ && options.output_dir) destination_ = jsonl_writers(options);
 }
 
@@ -96,7 +97,7 @@ RequestRecorder::Request RequestRecorder::arrive(std::string route, Headers head
 
 void RequestRecorder::accept(Request& request, json::value body) const {
   request.accepted_ = true;
-  if (!destination_) return;
+  if (!destination_ || !traces_) return;
   request.trace_id_ = jsonl::make_trace_id();
   request.session_ = session_of(request.headers_, body);
   const auto now = std::chrono::system_clock::now();
@@ -108,7 +109,7 @@ void RequestRecorder::accept(Request& request, json::value body) const {
 void RequestRecorder::reject(Request& request, json::value body, json::array errors,
                              std::optional<std::string> parse_error) const {
   request.finished_ = true;
-  if (!destination_) return;
+  if (!destination_ || !traces_) return;
   const auto now = std::chrono::system_clock::now();
   json::object line = request_line(request, jsonl::make_trace_id(), session_of(request.headers_, body), "rejected_400", now);
   line.emplace("body", std::move(body));
@@ -126,20 +127,24 @@ void RequestRecorder::sent(Request& request, std::string_view frame) const {
   if (destination_) request.frames_.append(frame);
 }
 
-void RequestRecorder::finish(Request& request, Outcome outcome, const EngineReport& engine,
-                             std::optional<json::value> payload, std::optional<Termination> termination) const {
-  if (!request.accepted_ || request.finished_) return;
+bool RequestRecorder::respond(Request& request, Outcome outcome, json::value client_id, json::value disagg_request_id,
+                              json::value ctx_request_id, std::optional<json::value> payload,
+                              std::optional<Termination> termination) const {
+  if (!request.accepted_ || request.finished_) return false;
   request.finished_ = true;
-  if (!destination_) return;
+  if (!destination_) return false;
+  // Not streamed: the first token reached the client with the last, now.
+  if (!request.server_first_token_time_) request.server_first_token_time_ = steady_seconds();
+  if (!traces_) return true;
   const auto now = std::chrono::system_clock::now();
   json::object line{{"event", "response"},
                     {"trace_id", request.trace_id_},
                     {"session", request.session_},
                     {"finished_at", iso_utc(microseconds(now))},
                     {"status", status_name(outcome)},
-                    {"client_id", engine.request_id},
-                    {"disagg_request_id", engine_id_as_disagg_request_id_ ? json::value(engine.request_id) : json::value()},
-                    {"ctx_request_id", nullptr}};
+                    {"client_id", std::move(client_id)},
+                    {"disagg_request_id", std::move(disagg_request_id)},
+                    {"ctx_request_id", std::move(ctx_request_id)}};
   if (termination) line["termination"] = {{"cause", termination->cause}, {"detail", termination->detail}};
   if (payload && !request.streamed_) {
     line["response"] = {{"kind", "json"}, {"body", std::move(*payload)}};
@@ -147,16 +152,31 @@ void RequestRecorder::finish(Request& request, Outcome outcome, const EngineRepo
     line["response"] = {{"kind", "sse_text"}, {"body", std::move(request.frames_)}};
   }
   destination_->trace(jsonl::trace_responses, std::move(line), now);
-  if (outcome != Outcome::completed) return;  // an engine reports the requests it finished
+  return true;
+}
 
-  // Not streamed: the first token reached the client with the last, now.
-  if (!request.server_first_token_time_) request.server_first_token_time_ = steady_seconds();
-  jsonl::perf::TimingMetrics timing{.arrival_time = engine.arrival_time,
-                                    .first_scheduled_time = engine.first_scheduled_time,
-                                    .first_token_time = engine.first_token_time,
-                                    .last_token_time = engine.last_token_time,
-                                    .server_arrival_time = request.server_arrival_time_,
-                                    .server_first_token_time = request.server_first_token_time_};
+void RequestRecorder::finish(Request& request, Outcome outcome, const EngineReport& engine,
+                             std::optional<json::value> payload, std::optional<Termination> termination) const {
+  const json::value disagg_id = engine.disagg_request_id ? json::value(*engine.disagg_request_id)
+                                : engine_id_as_disagg_request_id_ ? json::value(engine.request_id)
+                                                                  : json::value();
+  const json::value ctx_id = engine.ctx_request_id ? json::value(*engine.ctx_request_id) : json::value();
+  if (!respond(request, outcome, engine.request_id, disagg_id, ctx_id, std::move(payload), std::move(termination)) ||
+      outcome != Outcome::completed) {
+    return;  // an engine reports the requests it finished
+  }
+  // Every steady-clock time of the record moves onto the proxy's clock.
+  const double offset = steady_clock_offset();
+  const auto shifted = [offset](std::optional<double> time) { return time ? std::optional(*time + offset) : time; };
+  jsonl::perf::TimingMetrics timing{.arrival_time = engine.arrival_time + offset,
+                                    .first_scheduled_time = engine.first_scheduled_time + offset,
+                                    .first_token_time = shifted(engine.first_token_time),
+                                    .last_token_time = shifted(engine.last_token_time),
+                                    .kv_cache_transfer_start = shifted(engine.kv_cache_transfer_start),
+                                    .kv_cache_transfer_end = shifted(engine.kv_cache_transfer_end),
+                                    .kv_cache_size = engine.kv_cache_size,
+                                    .server_arrival_time = request.server_arrival_time_ + offset,
+                                    .server_first_token_time = shifted(request.server_first_token_time_)};
   const std::int64_t looked_up = engine.reused_blocks + engine.missed_blocks;
   jsonl::perf::PhaseMetrics phase{
       .first_iter = engine.first_iter,
@@ -169,6 +189,41 @@ void RequestRecorder::finish(Request& request, Outcome outcome, const EngineRepo
           .num_missed_blocks = engine.missed_blocks,
           .kv_cache_hit_rate = looked_up == 0 ? 0.0 : double(engine.reused_blocks) / double(looked_up)}};
   jsonl::perf::PerfMetricsRecord record{.request_id = engine.request_id, .phases = {.server = std::move(phase)}};
+  if (engine.ctx_request_id) record.ctx_request_id = *engine.ctx_request_id;
+  if (engine.disagg_request_id) record.disagg_request_id = *engine.disagg_request_id;
+  destination_->perf(std::move(record));
+}
+
+void RequestRecorder::finish(Request& request, Outcome outcome, const ProxyReport& proxy,
+                             std::optional<json::value> payload, std::optional<Termination> termination) const {
+  const json::value ctx_id = proxy.ctx_request_id ? json::value(*proxy.ctx_request_id) : json::value();
+  if (!respond(request, outcome, proxy.disagg_request_id, proxy.disagg_request_id, ctx_id, std::move(payload),
+               std::move(termination)) ||
+      outcome != Outcome::completed) {
+    return;
+  }
+  // A hop's record as the reference's proxy makes it from the worker's metrics: the
+  // proxy's id, and the times those fields carry.
+  const auto hop = [&](const std::optional<HopTimes>& times) -> std::optional<jsonl::perf::PhaseMetrics> {
+    if (!times) return std::nullopt;
+    return jsonl::perf::PhaseMetrics{.request_id = proxy.disagg_request_id,
+                                     .timing_metrics = jsonl::perf::TimingMetrics{
+                                         .arrival_time = times->arrival_time,
+                                         .first_scheduled_time = times->first_scheduled_time,
+                                         .first_token_time = times->first_token_time,
+                                         .last_token_time = times->last_token_time}};
+  };
+  jsonl::perf::PerfMetricsRecord record{
+      .request_id = std::to_string(proxy.disagg_request_id),
+      .phases = {.ctx = hop(proxy.ctx),
+                 .gen = hop(proxy.gen),
+                 .disagg = jsonl::perf::DisaggPhase{
+                     .ctx_server = proxy.ctx_server,
+                     .gen_server = proxy.gen_server,
+                     .timing_metrics = {.server_arrival_time = request.server_arrival_time_,
+                                        .ctx_dispatch_time = proxy.ctx_dispatch_time,
+                                        .server_first_token_time = *request.server_first_token_time_}}},
+      .disagg_request_id = proxy.disagg_request_id};
   destination_->perf(std::move(record));
 }
 

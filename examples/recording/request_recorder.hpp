@@ -31,6 +31,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -52,6 +53,8 @@ struct RecorderOptions {
   // lays them out. Empty: the recorder is inert (every call does nothing).
   std::optional<std::filesystem::path> output_dir;
   std::string server_kind = "server";  // perf_metrics-<server_kind>-<host>-<pid>-<time>.jsonl
+  bool traces = true;                  // request traces; a disaggregated deployment's workers
+                                       // leave them to the proxy, which alone sees the client
   bool durable_traces = true;          // the reference's default for traces
   bool durable_perf_metrics = false;   // and for perf metrics
   std::optional<int> zstd_level;       // compressed files, both streams
@@ -90,6 +93,35 @@ struct EngineReport {
   std::int64_t new_blocks = 0;
   std::int64_t reused_blocks = 0;
   std::int64_t missed_blocks = 0;
+  // A worker of a disaggregated deployment: the proxy's id and the context worker's
+  // request id, from the request body's disaggregated_params (the context worker's own
+  // id for a context_only request), carried into the record.
+  std::optional<std::int64_t> disagg_request_id;
+  std::optional<std::int64_t> ctx_request_id;
+  // A generation worker's transfer of the context's KV cache; a size of 0: none.
+  std::optional<double> kv_cache_transfer_start;
+  std::optional<double> kv_cache_transfer_end;
+  std::int64_t kv_cache_size = 0;
+};
+
+// One worker's hop as a disaggregated front end read it from the worker's metrics
+// (its Server-Timing and X-TRTLLM-Start-End-Time fields), on the proxy's steady clock.
+struct HopTimes {
+  std::optional<double> arrival_time;
+  std::optional<double> first_scheduled_time;
+  std::optional<double> first_token_time;
+  std::optional<double> last_token_time;
+};
+
+// What a disaggregated front end reports of a request at its end.
+struct ProxyReport {
+  std::int64_t disagg_request_id = 0;
+  std::optional<std::int64_t> ctx_request_id;  // the context worker's, from its answer
+  std::string ctx_server;                      // host:port of each hop's worker; "" for none
+  std::string gen_server;
+  double ctx_dispatch_time = 0;
+  std::optional<HopTimes> ctx;  // empty: that worker sent no metrics (or was not asked)
+  std::optional<HopTimes> gen;
 };
 
 // Why a stream stopped, when it did not complete: the response line's "termination".
@@ -143,6 +175,17 @@ class RequestRecorder {
   void finish(Request& request, Outcome outcome, const EngineReport& engine,
               std::optional<boost::json::value> payload = std::nullopt,
               std::optional<Termination> termination = std::nullopt) const;
+  // The same for a disaggregated front end: the response line names the proxy's id (its
+  // client_id and disagg_request_id) and the context worker's; a completed request's
+  // record is the proxy's (perf_metrics-disagg-*), with each hop's times.
+  void finish(Request& request, Outcome outcome, const ProxyReport& proxy,
+              std::optional<boost::json::value> payload = std::nullopt,
+              std::optional<Termination> termination = std::nullopt) const;
+
+  // Seconds added to every steady-clock time of a worker's perf records: a proxy on
+  // another host lines its workers' clocks up with its own (POST /steady_clock_offset).
+  void set_steady_clock_offset(double seconds) const { steady_clock_offset_.store(seconds); }
+  double steady_clock_offset() const { return steady_clock_offset_.load(); }
 
   // Whether anything is recorded.
   bool recording() const { return destination_ != nullptr; }
@@ -153,12 +196,18 @@ class RequestRecorder {
   std::string accounting_line() const;
 
  private:
+  // Writes the response line; false when the request was already finished or not accepted.
+  bool respond(Request& request, Outcome outcome, boost::json::value client_id, boost::json::value disagg_request_id,
+               boost::json::value ctx_request_id, std::optional<boost::json::value> payload,
+               std::optional<Termination> termination) const;
   static boost::json::object request_line(const Request& request, std::string_view trace_id, std::string_view session,
                                           std::string_view status, std::chrono::system_clock::time_point now);
 
   std::unique_ptr<RecordingDestination> destination_;
   std::string server_kind_;
   bool engine_id_as_disagg_request_id_;
+  bool traces_;
+  mutable std::atomic<double> steady_clock_offset_{0};
   bool started_ = false;
   bool closed_ = false;
 };

@@ -170,8 +170,31 @@ JoinFigures join_attempt(const JoinOptions& options) {
   figures.response_lines = responses.size();
   figures.perf_records = records.size();
 
-  std::unordered_map<std::string, const json::value*> perf_by_id;
-  for (const json::value& record : records) perf_by_id.emplace(key_of(at_path(record, {"request_id"})), &record);
+  // An engine's record by its request_id; a disaggregated deployment's by the proxy's id,
+  // told apart as the reference's analysis tells them: the proxy's names its ctx_server,
+  // the generation worker's has the KV-cache transfer.
+  std::unordered_map<std::string, const json::value*> perf_by_id, proxy_by_id, ctx_by_id, gen_by_id;
+  for (const json::value& record : records) {
+    const std::string disagg_id = key_of(at_path(record, {"disagg_request_id"}));
+    if (at_path(record, {"ctx_server"})) {
+      proxy_by_id.emplace(disagg_id, &record);
+    } else if (disagg_id.empty()) {
+      perf_by_id.emplace(key_of(at_path(record, {"request_id"})), &record);
+    } else {
+      const bool gen = at_path(record, {"perf_metrics", "timing_metrics", "kv_cache_transfer_start"}) != nullptr;
+      (gen ? gen_by_id : ctx_by_id).emplace(disagg_id, &record);
+    }
+  }
+  const auto span = [&](const json::value* record, std::string_view from, std::string_view to) {
+    if (!record) return;
+    const std::optional<double> start = number(at_path(*record, {"perf_metrics", "timing_metrics", from}));
+    const std::optional<double> end = number(at_path(*record, {"perf_metrics", "timing_metrics", to}));
+    if (start && end) figures.min_hop_span_ms = std::min(figures.min_hop_span_ms.value_or(1e300), (*end - *start) * 1000);
+  };
+  const auto find = [](const auto& index, const std::string& key) -> const json::value* {
+    const auto found = index.find(key);
+    return found == index.end() ? nullptr : found->second;
+  };
   std::unordered_map<std::string, const json::value*> response_by_trace;
   for (const json::value& response : responses) response_by_trace.emplace(key_of(at_path(response, {"trace_id"})), &response);
 
@@ -213,20 +236,39 @@ JoinFigures join_attempt(const JoinOptions& options) {
     } else {
       figures.problems.push_back("completed response " + found->first + " carries no usage");
     }
-    const auto record = perf_by_id.find(key_of(at_path(response, {"client_id"})));
-    if (record == perf_by_id.end()) {
+    std::optional<double> first;
+    std::optional<double> perf_arrival;
+    if (const json::value* proxy = find(proxy_by_id, key_of(at_path(response, {"disagg_request_id"})))) {
+      ++figures.disaggregated;
+      const std::string id = key_of(at_path(response, {"disagg_request_id"}));
+      const json::value* ctx = find(ctx_by_id, id);
+      const json::value* gen = find(gen_by_id, id);
+      const bool went_on = !key_of(at_path(*proxy, {"gen_server"})).empty();
+      figures.joined_ctx += ctx != nullptr;
+      figures.gen_expected += went_on;
+      figures.joined_gen += went_on && gen;
+      joined_records += 1 + (ctx != nullptr) + (went_on && gen);
+      if (!ctx) figures.problems.push_back("completed response " + found->first + " joins no context worker's record");
+      if (went_on && !gen) figures.problems.push_back("completed response " + found->first + " joins no generation worker's record");
+      span(ctx, "first_scheduled_time", "first_token_time");
+      span(gen, "kv_cache_transfer_start", "kv_cache_transfer_end");
+      span(gen, "first_token_time", "last_token_time");
+      ++figures.completed_joined;
+      first = number(at_path(*proxy, {"disagg_server_first_token_time"}));
+      perf_arrival = number(at_path(*proxy, {"disagg_server_arrival_time"}));
+    } else if (const json::value* record = find(perf_by_id, key_of(at_path(response, {"client_id"})))) {
+      ++figures.completed_joined;
+      ++joined_records;
+      first = number(at_path(*record, {"perf_metrics", "timing_metrics", "server_first_token_time"}));
+      perf_arrival = number(at_path(*record, {"perf_metrics", "timing_metrics", "server_arrival_time"}));
+    } else {
       figures.problems.push_back("completed response " + found->first + " joins no perf record");
       continue;
     }
-    ++figures.completed_joined;
-    ++joined_records;
-    const json::value& timing = *at_path(*record->second, {"perf_metrics", "timing_metrics"});
     const std::optional<double> arrival = number(at_path(request, {"server_arrival_time"}));
     const json::value* finished_text = at_path(response, {"finished_at"});
     const std::optional<double> finished =
         finished_text && finished_text->is_string() ? parse_iso_utc(finished_text->get_string()) : std::nullopt;
-    const std::optional<double> first = number(at_path(timing, {"server_first_token_time"}));
-    const std::optional<double> perf_arrival = number(at_path(timing, {"server_arrival_time"}));
     if (!arrival || !finished || !first || !perf_arrival || !offset) continue;
     const double e2e_ms = (*finished - (*arrival + *offset)) * 1000;
     const double ttft_ms = (*first - *perf_arrival) * 1000;
@@ -259,6 +301,11 @@ void print_join(const JoinFigures& figures, bool json_output, std::ostream& out)
                                         {"client_disconnected", figures.client_disconnected},
                                         {"errors", figures.errors},
                                         {"completed_joined", figures.completed_joined},
+                                        {"disaggregated", figures.disaggregated},
+                                        {"joined_ctx", figures.joined_ctx},
+                                        {"gen_expected", figures.gen_expected},
+                                        {"joined_gen", figures.joined_gen},
+                                        {"min_hop_span_ms", optional(figures.min_hop_span_ms)},
                                         {"usage_found", figures.usage_found},
                                         {"accepted_without_response", figures.accepted_without_response},
                                         {"perf_records", figures.perf_records},
@@ -281,6 +328,12 @@ void print_join(const JoinFigures& figures, bool json_output, std::ostream& out)
       << "  client_disconnected " << figures.client_disconnected << ", error " << figures.errors
       << ", accepted without a response line " << figures.accepted_without_response << ", perf records unjoined "
       << figures.perf_records_unjoined << '\n';
+  if (figures.disaggregated > 0) {
+    out << "  disaggregated " << figures.disaggregated << " (joined the proxy's record on disagg_request_id): "
+        << figures.joined_ctx << " joined a context worker's record, " << figures.joined_gen << " of "
+        << figures.gen_expected << " a generation worker's; least hop span " << figures.min_hop_span_ms.value_or(0)
+        << " ms\n";
+  }
   if (figures.min_decode_ms) {
     out << "  trace TTFT min " << *figures.min_ttft_ms << " ms, decode (trace E2E - TTFT) min " << *figures.min_decode_ms
         << " ms\n";
@@ -304,7 +357,9 @@ int run_join(const JoinOptions& options, std::ostream& out, std::ostream& err) {
   print_join(figures, options.json, out);
   const bool whole = figures.completed_joined == figures.completed && figures.usage_found == figures.completed &&
                      figures.accepted_without_response == 0 && figures.bad_lines == 0 &&
-                     (!figures.min_decode_ms || *figures.min_decode_ms >= 0);
+                     (!figures.min_decode_ms || *figures.min_decode_ms >= 0) &&
+                     figures.joined_ctx == figures.disaggregated && figures.joined_gen == figures.gen_expected &&
+                     (!figures.min_hop_span_ms || *figures.min_hop_span_ms >= 0);
   return whole ? 0 : 1;
 }
 

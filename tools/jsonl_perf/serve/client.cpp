@@ -29,7 +29,6 @@ namespace json = boost::json;
 using tcp = net::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
-constexpr const char* route_paths[] = {"/v1/chat/completions", "/v1/completions", "/v1/responses"};
 constexpr std::string_view words[] = {"explain", "the", "cache", "of", "a", "server", "in", "two", "lines",
                                       "caf\u00e9", "\u6a21\u578b", "please", "and", "why", "it", "matters"};
 
@@ -184,7 +183,7 @@ class Run {
 Exchange::Exchange(Run& run, RequestResult& result, std::string body)
     : run_(run), result_(result), socket_(run.context()), deadline_(run.context()) {
   request_.method(http::verb::post);
-  request_.target(route_paths[static_cast<std::size_t>(result.route)]);
+  request_.target(route_path(result.route));
   request_.version(11);
   request_.set(http::field::host, "jsonl-perf");
   request_.set(http::field::content_type, "application/json");
@@ -305,7 +304,7 @@ struct Group {
 std::map<std::string, Group> groups_of(const ClientReport& report) {
   std::map<std::string, Group> groups;
   for (const RequestResult& result : report.requests) {
-    Group& group = groups[std::string(route_paths[static_cast<std::size_t>(result.route)]) +
+    Group& group = groups[std::string(route_path(result.route)) +
                           (result.stream ? " stream" : " json")];
     ++group.count;
     ++group.outcomes[result.outcome];
@@ -359,7 +358,7 @@ std::string client_report_json(const ClientReport& report) {
     const auto optional = [](const std::optional<double>& value) { return value ? json::value(*value) : json::value(nullptr); };
     requests.push_back(json::object{{"index", result.index},
                                     {"request_id", result.request_id},
-                                    {"route", route_paths[static_cast<std::size_t>(result.route)]},
+                                    {"route", route_path(result.route)},
                                     {"stream", result.stream},
                                     {"scheduled_ms", result.scheduled_ms},
                                     {"sent_ms", result.sent_ms},

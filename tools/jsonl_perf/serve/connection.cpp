@@ -27,23 +27,6 @@ std::size_t route_index(Route route) { return static_cast<std::size_t>(route); }
 
 }  // namespace
 
-// The request being answered: from its headers (arrival) to its last byte.
-struct Connection::Generation {
-  Route route = Route::chat_completions;
-  jsonl_recording::RequestRecorder::Request record;
-  RequestShape shape;
-  Plan plan;
-  std::optional<Answer> answer;
-  double engine_arrival = 0;
-  double scheduled = 0;
-  std::optional<double> first_token;
-  std::optional<double> last_token;
-  std::size_t next_token = 0;
-  std::string frame;  // the frame being written; it must live until the write ends
-  std::optional<http::response<http::empty_body>> head;
-  std::optional<http::response_serializer<http::empty_body>> head_writer;
-};
-
 Connection::Connection(net::ip::tcp::socket socket, ServerContext& server)
     : stream_(std::move(socket)), timer_(stream_.get_executor()), server_(server) {
   server_.counters().connections.fetch_add(1);
@@ -73,6 +56,7 @@ void Connection::close_now() {
   if (closed_) return;
   closed_ = true;
   timer_.cancel();
+  if (generation_ && generation_->proxy && generation_->proxy->hop) generation_->proxy->hop->cancel();
   beast::error_code ignored;
   stream_.socket().shutdown(net::ip::tcp::socket::shutdown_both, ignored);
   stream_.socket().close(ignored);
@@ -144,6 +128,7 @@ void Connection::dispatch() {
   const std::string_view path = target.substr(0, target.find('?'));
   const bool get = request.method() == http::verb::get;
   if (get && path == "/health") return respond_text(200, "text/plain", "");
+  if (path == "/steady_clock_offset") return answer_clock_probe();
   if (get && path == "/metrics") return respond_text(200, "text/plain; version=0.0.4", server_.metrics_text());
   if (get && path == "/v1/models") {
     const std::string& name = server_.model().options().model_name;
@@ -179,17 +164,43 @@ void Connection::generate(Route route) {
                   "JSONDecodeError: " + error.message() + " at byte " + std::to_string(used));
   }
   json::value body = parser.release();
-  if (json::array errors = validate(route, body, g.shape); !errors.empty()) {
-    return reject(std::move(body), std::move(errors), std::nullopt);
+  json::array errors = validate(route, body, g.shape);
+  if (errors.empty()) g.disagg = read_disaggregated_params(body.get_object(), errors);
+  if (g.disagg && route == Route::responses) {
+    errors.push_back({{"loc", json::array{"body", "disaggregated_params"}},
+                      {"type", "extra_forbidden"},
+                      {"msg", "Disaggregated serving takes /v1/chat/completions and /v1/completions"}});
   }
-  server_.recorder().accept(g.record, std::move(body));
-  g.plan = server_.model().plan(g.shape.prompt_bytes, g.shape.max_tokens);
+  if (server_.upstreams() && route == Route::responses) {
+    errors.push_back({{"loc", json::array{"path"}}, {"type", "unsupported_route"},
+                      {"msg", "The disaggregated proxy serves /v1/chat/completions and /v1/completions"}});
+  }
+  if (!errors.empty()) return reject(std::move(body), std::move(errors), std::nullopt);
+  const auto& head = parser_->get();
+  const auto asked = head.find(beast::string_view(return_metrics_field.data(), return_metrics_field.size()));
+  g.return_metrics = asked != head.end() && asked->value() == "1";
+  server_.recorder().accept(g.record, body);
+  if (server_.upstreams()) {
+    g.proxy = std::make_unique<ProxyState>();
+    g.proxy->client_body = std::move(body);
+    return forward();
+  }
+  const HopType hop = g.disagg ? g.disagg->request_type : HopType::context_and_generation;
+  g.plan = server_.model().plan(g.shape.prompt_bytes, g.shape.max_tokens, hop);
   const bool include_usage = g.shape.stream_options_given ? g.shape.include_usage : server_.recorder().recording();
   g.answer.emplace(route, g.shape.model, g.plan.prompt_tokens, g.plan.cached_tokens, include_usage);
   g.engine_arrival = jsonl_recording::steady_seconds();
   g.scheduled = g.engine_arrival + g.plan.queue_seconds;
   if (!g.shape.stream) return schedule_next_token();
+  begin_stream([this] {
+    std::string opening = generation_->answer->stream_opening();
+    if (opening.empty()) return schedule_next_token();
+    write_frame(std::move(opening), true, [this] { schedule_next_token(); });
+  });
+}
 
+void Connection::begin_stream(Next next) {
+  Generation& g = *generation_;
   g.head.emplace(http::status::ok, parser_->get().version());
   g.head->set(http::field::content_type, "text/event-stream");
   g.head->set(http::field::cache_control, "no-cache");
@@ -197,12 +208,31 @@ void Connection::generate(Route route) {
   g.head->chunked(true);
   g.head_writer.emplace(*g.head);
   stream_.expires_after(server_.options().write_timeout);
-  http::async_write_header(stream_, *g.head_writer, [self = shared_from_this()](beast::error_code error, std::size_t) {
-    if (error) return self->finish(Outcome::client_disconnected, Termination{"client_disconnected", error.message()});
-    std::string opening = self->generation_->answer->stream_opening();
-    if (opening.empty()) return self->schedule_next_token();
-    self->write_frame(std::move(opening), false);
-  });
+  http::async_write_header(stream_, *g.head_writer,
+                           [self = shared_from_this(), next = std::move(next)](beast::error_code error, std::size_t) {
+                             if (error) return self->finish(Outcome::client_disconnected, Termination{"client_disconnected", error.message()});
+                             next();
+                           });
+}
+
+// GET: the two stamps of the reference's clock handshake, taken as the request is read
+// and as its answer goes out. POST {"offset": seconds}: what every later record adds.
+void Connection::answer_clock_probe() {
+  const double received = jsonl_recording::steady_seconds();
+  const auto& request = parser_->get();
+  if (request.method() == http::verb::post) {
+    boost::system::error_code error;
+    const json::value body = json::parse(request.body(), error);
+    const json::value* offset = !error && body.is_object() ? body.get_object().if_contains("offset") : nullptr;
+    if (!offset || !offset->is_number()) {
+      return respond_text(400, "application/json", R"({"detail":"expected {\"offset\": seconds}"})");
+    }
+    server_.recorder().set_steady_clock_offset(offset->to_number<double>());
+    return respond_text(200, "application/json", "");
+  }
+  const double transmitted = jsonl_recording::steady_seconds();
+  respond_text(200, "application/json",
+               json::serialize(json::object{{"receive_ts", received}, {"transmit_ts", transmitted}}));
 }
 
 void Connection::schedule_next_token() {
@@ -225,34 +255,61 @@ void Connection::produce_token() {
   }
   g.last_token = now;
   const std::string& token = g.plan.tokens[g.next_token++];
-  const bool last = g.next_token == g.plan.tokens.size();
-  if (g.shape.stream) return write_frame(g.answer->stream_token(token), false);
+  if (g.shape.stream) return write_frame(g.answer->stream_token(token), true, [this] { after_token(); });
   g.answer->add_token(token);
-  if (!last) return schedule_next_token();
-  json::value body = g.answer->body(g.plan.finish_reason);
-  http::response<http::string_body> response(http::status::ok, parser_->get().version());
-  response.set(http::field::content_type, "application/json");
-  response.keep_alive(parser_->get().keep_alive());
-  response.body() = json::serialize(body);
-  response.prepare_payload();
-  auto message = std::make_shared<http::response<http::string_body>>(std::move(response));
-  stream_.expires_after(server_.options().write_timeout);
-  http::async_write(stream_, *message,
-                    [self = shared_from_this(), message, body = std::move(body)](beast::error_code error, std::size_t) mutable {
-                      if (error) return self->finish(Outcome::client_disconnected, Termination{"client_disconnected", error.message()});
-                      self->finish(Outcome::completed, std::nullopt, std::move(body));
-                    });
+  if (g.next_token < g.plan.tokens.size()) return schedule_next_token();
+  json::value body = whole_answer();
+  respond_text(200, "application/json", json::serialize(body), false, g.return_metrics ? worker_metrics() : MetricFields{},
+               [this, body = std::move(body)](bool failed) mutable {
+                 if (failed) return finish(Outcome::client_disconnected, Termination{"client_disconnected", "write failed"});
+                 finish(Outcome::completed, std::nullopt, std::move(body));
+               });
 }
 
-// Writes one chunk of frames (the opening ones, a token's, or with `closing` the ones
-// after the last token); after the closing frames the end of the chunked body follows,
-// and the request is finished once its last byte is out.
-void Connection::write_frame(std::string frame, bool closing) {
+// After a streamed token: the next, or the closing frames, the worker's metrics event
+// when asked for (not part of the answer, so not recorded) and the end.
+void Connection::after_token() {
+  Generation& g = *generation_;
+  if (g.next_token < g.plan.tokens.size()) return schedule_next_token();
+  write_frame(g.answer->stream_closing(g.plan.finish_reason), true, [this] {
+    if (!generation_->return_metrics) return end_stream();
+    write_frame(metrics_event(worker_metrics()), false, [this] { end_stream(); });
+  });
+}
+
+// The answer sent whole; a context worker's carries what the generation worker needs.
+json::value Connection::whole_answer() {
+  Generation& g = *generation_;
+  json::value body = g.answer->body(g.plan.finish_reason);
+  if (g.disagg && g.disagg->request_type == HopType::context_only) {
+    DisaggregatedParams handed = *g.disagg;
+    handed.ctx_request_id = g.plan.request_id;
+    handed.first_gen_tokens = json::array{g.plan.first_token_id};
+    body.at("choices").at(0).as_object()["disaggregated_params"] = params_json(handed);
+  }
+  return body;
+}
+
+MetricFields Connection::worker_metrics() {
+  Generation& g = *generation_;
+  const double offset = server_.recorder().steady_clock_offset();
+  const jsonl_recording::EngineReport report =
+      server_.model().report(g.plan, g.engine_arrival, g.scheduled, g.first_token, g.last_token);
+  const auto shifted = [offset](std::optional<double> time) { return time ? std::optional(*time + offset) : time; };
+  return metric_fields({.arrival_time = report.arrival_time + offset,
+                        .first_scheduled_time = report.first_scheduled_time + offset,
+                        .first_token_time = shifted(report.first_token_time),
+                        .last_token_time = shifted(report.last_token_time),
+                        .kv_cache_transfer_start = shifted(report.kv_cache_transfer_start),
+                        .kv_cache_transfer_end = shifted(report.kv_cache_transfer_end)});
+}
+
+void Connection::write_frame(std::string frame, bool recorded, Next next) {
   Generation& g = *generation_;
   g.frame = std::move(frame);
   stream_.expires_after(server_.options().write_timeout);
   net::async_write(stream_, http::make_chunk(net::buffer(g.frame)),
-                   [self = shared_from_this(), closing](beast::error_code error, std::size_t) {
+                   [self = shared_from_this(), recorded, next = std::move(next)](beast::error_code error, std::size_t) {
                      Generation& g = *self->generation_;
                      if (error) {
                        const bool timed_out = error == beast::error::timeout;
@@ -260,14 +317,17 @@ void Connection::write_frame(std::string frame, bool closing) {
                        return self->finish(Outcome::client_disconnected,
                                            Termination{timed_out ? "write_timeout" : "client_disconnected", error.message()});
                      }
-                     self->server_.recorder().sent(g.record, g.frame);
-                     if (!closing && g.next_token < g.plan.tokens.size()) return self->schedule_next_token();
-                     if (!closing) return self->write_frame(g.answer->stream_closing(g.plan.finish_reason), true);
-                     net::async_write(self->stream_, http::make_chunk_last(),
-                                      [self](beast::error_code error, std::size_t) {
-                                        if (error) return self->finish(Outcome::client_disconnected, Termination{"client_disconnected", error.message()});
-                                        self->finish(Outcome::completed, std::nullopt);
-                                      });
+                     if (recorded) self->server_.recorder().sent(g.record, g.frame);
+                     next();
+                   });
+}
+
+void Connection::end_stream(Outcome outcome, std::optional<Termination> termination) {
+  net::async_write(stream_, http::make_chunk_last(),
+                   [self = shared_from_this(), outcome, termination = std::move(termination)](beast::error_code error,
+                                                                                              std::size_t) mutable {
+                     if (error) return self->finish(Outcome::client_disconnected, Termination{"client_disconnected", error.message()});
+                     self->finish(outcome, std::move(termination));
                    });
 }
 
@@ -281,23 +341,37 @@ void Connection::finish(Outcome outcome, std::optional<Termination> termination,
                   : outcome == Outcome::client_disconnected ? Ending::client_disconnected
                                                             : Ending::error;
   server_.counters().endings[route_index(g.route)][std::size_t(ending)].fetch_add(1);
-  const jsonl_recording::EngineReport report =
-      server_.model().report(g.plan, g.engine_arrival, g.scheduled, g.first_token, g.last_token);
-  server_.recorder().finish(g.record, outcome, report, std::move(payload), std::move(termination));
+  if (g.proxy) {
+    if (g.proxy->hop) g.proxy->hop->cancel();
+    server_.recorder().finish(g.record, outcome, g.proxy->report, std::move(payload), std::move(termination));
+  } else {
+    jsonl_recording::EngineReport report =
+        server_.model().report(g.plan, g.engine_arrival, g.scheduled, g.first_token, g.last_token);
+    if (g.disagg) {
+      report.disagg_request_id = g.disagg->disagg_request_id;
+      report.ctx_request_id =
+          g.disagg->request_type == HopType::context_only ? std::optional(g.plan.request_id) : g.disagg->ctx_request_id;
+    }
+    server_.recorder().finish(g.record, outcome, report, std::move(payload), std::move(termination));
+  }
   const bool keep_alive = parser_->get().keep_alive();
   generation_.reset();
   after_response(outcome != Outcome::completed || !keep_alive);
 }
 
-void Connection::respond_text(unsigned status, std::string content_type, std::string body, bool close) {
+void Connection::respond_text(unsigned status, std::string content_type, std::string body, bool close,
+                              const MetricFields& fields, std::function<void(bool)> written) {
   auto response = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(status),
                                                                       parser_ ? parser_->get().version() : 11);
   response->set(http::field::content_type, content_type);
+  for (const auto& [name, value] : fields) response->set(name, value);
   response->body() = std::move(body);
   response->keep_alive(!close && parser_ && parser_->get().keep_alive());
   response->prepare_payload();
   stream_.expires_after(server_.options().write_timeout);
-  http::async_write(stream_, *response, [self = shared_from_this(), response](beast::error_code error, std::size_t) {
+  http::async_write(stream_, *response, [self = shared_from_this(), response, written = std::move(written)](
+                                            beast::error_code error, std::size_t) {
+    if (written) return written(bool(error));
     self->after_response(error || !response->keep_alive());
   });
 }

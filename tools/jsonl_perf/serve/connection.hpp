@@ -5,18 +5,24 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/serializer.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/json/value.hpp>
 
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "disaggregation.hpp"
+#include "hop.hpp"
 #include "openai.hpp"
+#include "proxy.hpp"
 #include "server.hpp"
 
 namespace jsonl_perf::serve {
@@ -41,6 +47,8 @@ class ServerContext {
   virtual const ServeOptions& options() const = 0;
   virtual SimulatedModel& model() = 0;
   virtual const jsonl_recording::RequestRecorder& recorder() const = 0;
+  // A proxy's workers; null for a server that answers requests itself.
+  virtual Upstreams* upstreams() = 0;
   virtual ServerCounters& counters() = 0;
   virtual std::string metrics_text() const = 0;
   virtual bool stopping() const = 0;
@@ -60,19 +68,41 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   struct Generation;
+  using Next = std::function<void()>;
 
   void read_request();
   void on_header(boost::beast::error_code error);
   void on_body(boost::beast::error_code error);
   void dispatch();
+  void answer_clock_probe();
   void generate(Route route);
   void reject(boost::json::value body, boost::json::array errors, std::optional<std::string> parse_error);
   void schedule_next_token();
   void produce_token();
-  void write_frame(std::string frame, bool closing);
+  void after_token();
+  boost::json::value whole_answer();
+  MetricFields worker_metrics();
+  // The stream's head (200, text/event-stream), then `next`.
+  void begin_stream(Next next);
+  // One chunk of the stream, recorded as sent when `recorded`, then `next`.
+  void write_frame(std::string frame, bool recorded, Next next);
+  // The end of the chunked body; the request ends as `outcome` once it is out.
+  void end_stream(jsonl_recording::Outcome outcome = jsonl_recording::Outcome::completed,
+                  std::optional<jsonl_recording::Termination> termination = std::nullopt);
   void finish(jsonl_recording::Outcome outcome, std::optional<jsonl_recording::Termination> termination,
               std::optional<boost::json::value> payload = std::nullopt);
-  void respond_text(unsigned status, std::string content_type, std::string body, bool close = false);
+  void respond_text(unsigned status, std::string content_type, std::string body, bool close = false,
+                    const MetricFields& fields = {}, std::function<void(bool)> written = nullptr);
+
+  // A proxy's request (proxy_connection.cpp): the context hop, then the generation hop
+  // relayed to the client as it comes.
+  void forward();
+  void on_context_answer(std::shared_ptr<Hop> hop, std::optional<HopFailure> failed);
+  void answer_from_context(boost::json::value answer);
+  void on_generation_head(std::shared_ptr<Hop> hop, std::optional<HopFailure> failed);
+  void relay(std::shared_ptr<Hop> hop);
+  void relay_events(std::shared_ptr<Hop> hop, std::string events);
+  void fail_upstream(unsigned status, std::string message, jsonl_recording::Termination termination);
   void after_response(bool close);
   void close_now();
 
@@ -84,6 +114,26 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::unique_ptr<Generation> generation_;  // the request being answered, if any
   bool in_request_ = false;
   bool closed_ = false;
+};
+
+// The request being answered: from its headers (arrival) to its last byte.
+struct Connection::Generation {
+  Route route = Route::chat_completions;
+  jsonl_recording::RequestRecorder::Request record;
+  RequestShape shape;
+  Plan plan;
+  std::optional<Answer> answer;
+  double engine_arrival = 0;
+  double scheduled = 0;
+  std::optional<double> first_token;
+  std::optional<double> last_token;
+  std::size_t next_token = 0;
+  std::optional<DisaggregatedParams> disagg;  // a worker's hop of a disaggregated request
+  bool return_metrics = false;                // the client asked for the worker's metrics
+  std::unique_ptr<ProxyState> proxy;          // a proxy's request: its hops
+  std::string frame;  // the frame being written; it must live until the write ends
+  std::optional<boost::beast::http::response<boost::beast::http::empty_body>> head;
+  std::optional<boost::beast::http::response_serializer<boost::beast::http::empty_body>> head_writer;
 };
 
 }  // namespace jsonl_perf::serve

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <memory>
 #include <ostream>
 #include <system_error>
 
@@ -25,11 +26,60 @@ fs::path next_attempt_dir(const fs::path& run_dir) {
   }
 }
 
-int run_fleet(const FleetOptions& options, std::ostream& out, std::ostream& err) {
-  if (options.mode != "aggregated") {
-    err << "jsonl-perf fleet: --mode " << options.mode << " is not built yet; aggregated is\n";
-    return 2;
+namespace {
+
+// The deployment's processes: the one the client drives last, stopped first.
+class Deployment {
+ public:
+  Deployment(const FleetOptions& options, const fs::path& attempt) : options_(options), attempt_(attempt) {}
+
+  // Starts a `serve` of `role` logging to `log`; its URL, or empty when it did not start.
+  std::string start(const std::string& role, const std::string& log, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> arguments{"jsonl-perf", "serve", "--role", role, "--host", options_.host,
+                                       "--port", "0", "--output-dir", attempt_.string()};
+    arguments.insert(arguments.end(), options_.server_arguments.begin(), options_.server_arguments.end());
+    arguments.insert(arguments.end(), extra.begin(), extra.end());
+    processes_.push_back(std::make_unique<ServerProcess>("/proc/self/exe", arguments, attempt_ / log));
+    return processes_.back()->url(std::chrono::seconds(30));
   }
+
+  // SIGTERM to each, the last started first; the worst exit status.
+  int stop() {
+    int status = 0;
+    for (auto process = processes_.rbegin(); process != processes_.rend(); ++process) {
+      const int exited = (*process)->stop(std::chrono::milliseconds(static_cast<long>(options_.stop_timeout * 1000)));
+      if (exited != 0) status = exited;
+    }
+    processes_.clear();
+    return status;
+  }
+
+ private:
+  const FleetOptions& options_;
+  fs::path attempt_;
+  std::vector<std::unique_ptr<ServerProcess>> processes_;
+};
+
+// The URL the client drives: the server, or the proxy in front of the workers.
+std::string start_deployment(const FleetOptions& options, Deployment& deployment, std::ostream& err) {
+  if (options.mode == "aggregated") return deployment.start("server", "server.log");
+  std::vector<std::string> upstreams;
+  for (unsigned i = 0; i < options.ctx_workers + options.gen_workers; ++i) {
+    const bool context = i < options.ctx_workers;
+    const std::string log = (context ? "ctx-" + std::to_string(i) : "gen-" + std::to_string(i - options.ctx_workers)) + ".log";
+    const std::string url = deployment.start(context ? "context" : "generation", log);
+    if (url.empty()) {
+      err << "jsonl-perf fleet: a worker did not start; see " << log << '\n';
+      return {};
+    }
+    upstreams.insert(upstreams.end(), {context ? "--ctx-url" : "--gen-url", url});
+  }
+  return deployment.start("proxy", "server.log", upstreams);
+}
+
+}  // namespace
+
+int run_fleet(const FleetOptions& options, std::ostream& out, std::ostream& err) {
   const fs::path attempt = next_attempt_dir(options.output_dir);
   std::error_code error;
   fs::create_directories(attempt, error);
@@ -37,25 +87,24 @@ int run_fleet(const FleetOptions& options, std::ostream& out, std::ostream& err)
     err << "jsonl-perf fleet: cannot create " << attempt.string() << ": " << error.message() << '\n';
     return 1;
   }
-  std::vector<std::string> arguments{"jsonl-perf", "serve",          "--role",       "server", "--host",
-                                     options.host,  "--port",         "0",            "--output-dir",
-                                     attempt.string()};
-  arguments.insert(arguments.end(), options.server_arguments.begin(), options.server_arguments.end());
-
   ClientReport report;
   int server_status = 0;
   {
-    ServerProcess server("/proc/self/exe", arguments, attempt / "server.log");
+    Deployment deployment(options, attempt);
     ClientOptions client = options.client;
-    client.url = server.url(std::chrono::seconds(30));
+    client.url = start_deployment(options, deployment, err);
     if (client.url.empty()) {
-      err << "jsonl-perf fleet: the server did not start; see " << (attempt / "server.log").string() << '\n';
+      err << "jsonl-perf fleet: the deployment did not start; see the logs in " << attempt.string() << '\n';
       return 1;
     }
-    out << "fleet: server at " << client.url << ", " << client.rate << " requests/s for " << client.duration
+    out << "fleet: " << options.mode << ", "
+        << (options.mode == "aggregated" ? std::string("server")
+                                          : std::to_string(options.ctx_workers) + " context and " +
+                                                std::to_string(options.gen_workers) + " generation workers behind a proxy")
+        << " at " << client.url << ", " << client.rate << " requests/s for " << client.duration
         << " s; run directory " << attempt.string() << "\n\n";
     report = drive(client);
-    server_status = server.stop(std::chrono::milliseconds(static_cast<long>(options.stop_timeout * 1000)));
+    server_status = deployment.stop();
   }
   std::ofstream(attempt / "client.json", std::ios::binary) << client_report_json(report) << '\n';
 
@@ -68,7 +117,7 @@ int run_fleet(const FleetOptions& options, std::ostream& out, std::ostream& err)
   out << '\n';
   const int join_status = run_join({.attempt_dir = attempt, .client_results = attempt / "client.json"}, out, err);
   out << "HTML report: " << (attempt / "report.html").string() << '\n';
-  if (server_status != 0) err << "jsonl-perf fleet: the server exited with " << server_status << '\n';
+  if (server_status != 0) err << "jsonl-perf fleet: a server exited with " << server_status << '\n';
   return server_status == 0 && summary_status == 0 && verify_status == 0 && join_status == 0 ? 0 : 1;
 }
 

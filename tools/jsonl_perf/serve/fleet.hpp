@@ -1,8 +1,9 @@
-// `jsonl-perf fleet --mode aggregated`: a server in its own process, driven by the
-// open-loop client, stopped cleanly, and its run directory laid out as the reference's
-// deployments lay theirs out (RUN/attempt-NNN/{perf_metrics,request_trace}); then the
-// perf summary, the client's latency table, the books verified, the join and the HTML
-// report.
+// `jsonl-perf fleet`: a deployment in processes of its own, driven by the open-loop
+// client, stopped cleanly, and its run directory laid out as the reference's deployments
+// lay theirs out (RUN/attempt-NNN/{perf_metrics,request_trace}); then the perf summary,
+// the client's latency table, the books verified, the join and the HTML report.
+// --mode aggregated: one server. --mode disaggregated: --ctx context workers and --gen
+// generation workers, each its own process and port, behind a proxy the client drives.
 #pragma once
 
 #include <filesystem>
@@ -17,6 +18,8 @@ namespace jsonl_perf::serve {
 
 struct FleetOptions {
   std::string mode = "aggregated";
+  unsigned ctx_workers = 1;  // disaggregated
+  unsigned gen_workers = 1;
   std::filesystem::path output_dir = "fleet_out";  // RUN
   std::string host = "127.0.0.1";
   ClientOptions client;                     // its url is the server's

@@ -11,6 +11,9 @@ namespace {
 
 constexpr std::int64_t tokens_per_block = 32;
 constexpr double seconds_per_iteration = 0.005;
+constexpr std::int64_t kv_bytes_per_block = 64 * 1024;
+constexpr double kv_transfer_per_block = 20e-6;  // seconds
+constexpr double kv_transfer_setup = 2e-4;
 
 constexpr std::array<std::string_view, 16> vocabulary{
     " the", " cache", " holds", " tokens", " of", " a", " request", " and", " each", " step",
@@ -86,9 +89,10 @@ double Distribution::draw_seconds(std::mt19937_64& random) const {
 SimulatedModel::SimulatedModel(ModelOptions options)
     : options_(std::move(options)), started_(jsonl_recording::steady_seconds()), random_(options_.seed) {}
 
-Plan SimulatedModel::plan(std::size_t prompt_bytes, std::optional<std::int64_t> max_tokens) {
-  const std::int64_t wanted = std::clamp<std::int64_t>(max_tokens.value_or(options_.default_max_tokens), 1,
-                                                       options_.max_tokens_cap);
+Plan SimulatedModel::plan(std::size_t prompt_bytes, std::optional<std::int64_t> max_tokens, HopType hop) {
+  const std::int64_t asked = std::clamp<std::int64_t>(max_tokens.value_or(options_.default_max_tokens), 1,
+                                                      options_.max_tokens_cap);
+  const std::int64_t wanted = hop == HopType::context_only ? 1 : asked;
   const std::lock_guard lock(mutex_);
   Plan plan;
   plan.request_id = next_request_id_++;
@@ -102,6 +106,14 @@ Plan SimulatedModel::plan(std::size_t prompt_bytes, std::optional<std::int64_t> 
   for (std::int64_t i = 0; i < wanted; ++i) {
     plan.tokens.emplace_back(vocabulary[random_() % vocabulary.size()]);
     if (i > 0) plan.token_gaps.push_back(options_.between_tokens.draw_seconds(random_));
+  }
+  plan.first_token_id = static_cast<std::int64_t>(random_() % 32000);
+  if (hop == HopType::context_only && asked == 1) plan.finish_reason = "stop";
+  if (hop == HopType::generation_only) {
+    const std::int64_t blocks = (plan.prompt_tokens + tokens_per_block - 1) / tokens_per_block;
+    plan.kv_cache_size = blocks * kv_bytes_per_block;
+    plan.kv_transfer_seconds = kv_transfer_setup + blocks * kv_transfer_per_block;
+    plan.first_token_seconds = plan.kv_transfer_seconds + options_.between_tokens.draw_seconds(random_);
   }
   return plan;
 }
@@ -126,6 +138,11 @@ jsonl_recording::EngineReport SimulatedModel::report(const Plan& plan, double ar
   report.missed_blocks = blocks(plan.prompt_tokens) - report.reused_blocks;
   report.total_blocks = blocks(plan.prompt_tokens + produced);
   report.new_blocks = report.total_blocks - report.reused_blocks;
+  if (plan.kv_cache_size > 0) {
+    report.kv_cache_transfer_start = scheduled;
+    report.kv_cache_transfer_end = scheduled + plan.kv_transfer_seconds;
+    report.kv_cache_size = plan.kv_cache_size;
+  }
   return report;
 }
 

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "disaggregation.hpp"
 #include "request_recorder.hpp"
 
 namespace jsonl_perf::serve {
@@ -53,6 +54,10 @@ struct Plan {
   std::int64_t prompt_tokens = 0;
   std::int64_t cached_tokens = 0;
   std::string finish_reason = "length";
+  std::int64_t first_token_id = 0;  // what a context worker hands on as first_gen_tokens
+  // A generation worker's: the context's KV cache arrives before the first token.
+  double kv_transfer_seconds = 0;
+  std::int64_t kv_cache_size = 0;
 };
 
 class SimulatedModel {
@@ -60,8 +65,12 @@ class SimulatedModel {
   explicit SimulatedModel(ModelOptions options);
 
   // `prompt_bytes`: the size of the prompt's text (about four bytes a token);
-  // `max_tokens`: what the request asked for, if it did.
-  Plan plan(std::size_t prompt_bytes, std::optional<std::int64_t> max_tokens);
+  // `max_tokens`: what the request asked for, if it did. `hop`: a context worker's plan
+  // is the prefill and the first token, ending "length" when more were asked for (the
+  // generation worker makes them) and "stop" when one was; a generation worker's has no
+  // prefill: the context's KV cache is transferred, then each token takes a step.
+  Plan plan(std::size_t prompt_bytes, std::optional<std::int64_t> max_tokens,
+            HopType hop = HopType::context_and_generation);
 
   // The engine's report of a request that was scheduled at `scheduled` and produced its
   // first and last tokens at those times (seconds on the steady clock).

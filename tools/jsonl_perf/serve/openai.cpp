@@ -74,6 +74,11 @@ std::optional<Route> route_at(std::string_view path) {
   return std::nullopt;
 }
 
+std::string_view route_path(Route route) {
+  constexpr std::string_view paths[] = {"/v1/chat/completions", "/v1/completions", "/v1/responses"};
+  return paths[static_cast<std::size_t>(route)];
+}
+
 json::array validate(Route route, const json::value& body, RequestShape& shape) {
   json::array errors;
   const json::object* object = body.if_object();

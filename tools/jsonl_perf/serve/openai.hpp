@@ -16,8 +16,9 @@ namespace jsonl_perf::serve {
 
 enum class Route { chat_completions, completions, responses };
 
-// The route served at `path`, if any.
+// The route served at `path`, if any, and the path of a route.
 std::optional<Route> route_at(std::string_view path);
+std::string_view route_path(Route route);
 
 // What the server needs of a valid request body.
 struct RequestShape {

@@ -23,7 +23,6 @@ using tcp = net::ip::tcp;
 
 constexpr const char* refusal_names[] = {"body_too_large", "header_timeout", "body_timeout", "malformed_request"};
 constexpr const char* ending_names[] = {"rejected_400", "completed", "client_disconnected", "error"};
-constexpr const char* route_names[] = {"/v1/chat/completions", "/v1/completions", "/v1/responses"};
 
 class Server final : public ServerContext {
  public:
@@ -37,6 +36,15 @@ class Server final : public ServerContext {
         drain_timer_(control_) {}
 
   int run(std::ostream& out, std::ostream& err) {
+    if (options_.proxy) {
+      try {
+        upstreams_ = std::make_unique<Upstreams>(*options_.proxy, context_);
+      } catch (const std::invalid_argument& error) {
+        err << "jsonl-perf serve: " << error.what() << '\n';
+        return 2;
+      }
+      upstreams_->align_clocks(err);
+    }
     if (!recorder_->start()) {
       err << "jsonl-perf serve: cannot record into " << options_.recording.output_dir->string() << '\n';
       return 1;
@@ -69,6 +77,7 @@ class Server final : public ServerContext {
   SimulatedModel& model() override { return model_; }
   const jsonl_recording::RequestRecorder& recorder() const override { return *recorder_; }
   ServerCounters& counters() override { return counters_; }
+  Upstreams* upstreams() override { return upstreams_.get(); }
   bool stopping() const override { return stopping_.load(); }
 
   void opened(const std::shared_ptr<Connection>& connection) override {
@@ -100,7 +109,7 @@ class Server final : public ServerContext {
             "# TYPE jsonl_serve_requests_total counter\n";
     for (std::size_t route = 0; route < 3; ++route) {
       for (std::size_t i = 0; i < std::size_t(Ending::count); ++i) {
-        text << "jsonl_serve_requests_total{route=\"" << route_names[route] << "\",status=\"" << ending_names[i]
+        text << "jsonl_serve_requests_total{route=\"" << route_path(static_cast<Route>(route)) << "\",status=\"" << ending_names[i]
              << "\"} " << counters_.endings[route][i].load() << '\n';
       }
     }
@@ -151,6 +160,7 @@ class Server final : public ServerContext {
   std::mutex mutex_;
   std::unordered_map<const Connection*, std::weak_ptr<Connection>> connections_;
   net::io_context context_;
+  std::unique_ptr<Upstreams> upstreams_;
   // Accepting, the stop signal and the drain timer, one at a time whatever --threads.
   net::strand<net::io_context::executor_type> control_;
   tcp::acceptor acceptor_;

@@ -1,14 +1,18 @@
-// `jsonl-perf serve --role server`: an OpenAI-compatible HTTP/1.1 server on Boost.Beast
-// whose model is simulated and whose recording is the reference server's, through
-// jsonl_recording::RequestRecorder.
+// `jsonl-perf serve`: an OpenAI-compatible HTTP/1.1 server on Boost.Beast whose model is
+// simulated and whose recording is the reference server's, through
+// jsonl_recording::RequestRecorder. As a worker (role server, context or generation) it
+// answers requests itself, running the hop a body's disaggregated_params name; as a proxy
+// it forwards each to a context worker, then to a generation worker.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 #include "model.hpp"
+#include "proxy.hpp"
 #include "request_recorder.hpp"
 
 namespace jsonl_perf::serve {
@@ -24,6 +28,7 @@ struct ServeOptions {
   std::chrono::milliseconds write_timeout{30'000};    // a frame a client does not take
   std::chrono::milliseconds drain_timeout{10'000};    // requests in flight at a stop signal
   unsigned threads = 1;                               // threads running the connections
+  std::optional<ProxyOptions> proxy;                  // set: a disaggregated proxy
 };
 
 // Serves until SIGINT or SIGTERM, then stops accepting, lets the requests in flight end

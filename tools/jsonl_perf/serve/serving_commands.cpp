@@ -122,6 +122,8 @@ struct ServingCommands::Parsed {
   CLI::App* join = nullptr;
   ServeOptions serve_options;
   std::string role = "server";
+  ProxyOptions proxy;
+  double hop_timeout = 180;
   std::filesystem::path output_dir = "serve_out";
   ServerFlags server_flags;
   ClientOptions client_options;
@@ -135,8 +137,15 @@ struct ServingCommands::Parsed {
 ServingCommands::ServingCommands(CLI::App& app) : parsed_(std::make_unique<Parsed>()) {
   Parsed& p = *parsed_;
   p.serve = app.add_subcommand("serve", "An OpenAI-compatible HTTP server with a simulated model that records as the reference's does");
-  p.serve->add_option("--role", p.role, "server (a worker that answers requests itself)")
-      ->check(CLI::IsMember({"server"}))->capture_default_str();
+  p.serve->add_option("--role", p.role,
+                      "server: answers requests itself; context, generation: a disaggregated deployment's workers "
+                      "(perf_metrics-context-*, -generation-*; the proxy alone traces); proxy: its front end "
+                      "(perf_metrics-disagg-*), which forwards each request to a context worker, then a generation worker")
+      ->check(CLI::IsMember({"server", "context", "generation", "proxy"}))->capture_default_str();
+  p.serve->add_option("--ctx-url", p.proxy.ctx_urls, "a proxy's context worker, http://HOST:PORT (again for more)");
+  p.serve->add_option("--gen-url", p.proxy.gen_urls, "a proxy's generation worker, http://HOST:PORT (again for more)");
+  p.serve->add_option("--hop-timeout", p.hop_timeout, "seconds a proxy waits on a worker (for a stream, between its bytes)")
+      ->check(CLI::PositiveNumber)->capture_default_str();
   p.serve->add_option("--host", p.serve_options.host, "address to listen on")->capture_default_str();
   p.serve->add_option("--port", p.serve_options.port, "0: any free port")->capture_default_str();
   p.serve->add_option("--output-dir", p.output_dir, "perf_metrics/ and request_trace/ go under it")->capture_default_str();
@@ -150,7 +159,12 @@ ServingCommands::ServingCommands(CLI::App& app) : parsed_(std::make_unique<Parse
   p.client->add_option("--json-output", p.json_output, "also write the results, a row a request, as JSON");
 
   p.fleet = app.add_subcommand("fleet", "Start a server, drive it with the client, stop it; summarize, verify and join what it recorded");
-  p.fleet->add_option("--mode", p.fleet_options.mode, "aggregated")->check(CLI::IsMember({"aggregated"}))->capture_default_str();
+  p.fleet->add_option("--mode", p.fleet_options.mode, "aggregated (one server) or disaggregated (workers behind a proxy)")
+      ->check(CLI::IsMember({"aggregated", "disaggregated"}))->capture_default_str();
+  p.fleet->add_option("--ctx", p.fleet_options.ctx_workers, "disaggregated: context workers")
+      ->check(CLI::Range(1u, 16u))->capture_default_str();
+  p.fleet->add_option("--gen", p.fleet_options.gen_workers, "disaggregated: generation workers")
+      ->check(CLI::Range(1u, 16u))->capture_default_str();
   p.fleet->add_option("--output-dir", p.fleet_options.output_dir, "the run directory (attempt-NNN under it)")->capture_default_str();
   p.fleet->add_option("--host", p.fleet_options.host, "address the server listens on")->capture_default_str();
   add_client_flags(*p.fleet, p.fleet_options.client, p.routes);
@@ -175,6 +189,19 @@ std::optional<int> ServingCommands::run(std::ostream& out, std::ostream& err) {
   };
   if (*p.serve) {
     p.server_flags.apply(p.serve_options, p.output_dir);
+    const bool proxy = p.role == "proxy";
+    if (!proxy && (!p.proxy.ctx_urls.empty() || !p.proxy.gen_urls.empty())) {
+      throw std::invalid_argument("--ctx-url and --gen-url are a proxy's (--role proxy)");
+    }
+    if (proxy && (p.proxy.ctx_urls.empty() || p.proxy.gen_urls.empty())) {
+      throw std::invalid_argument("--role proxy needs at least one --ctx-url and one --gen-url");
+    }
+    p.serve_options.recording.server_kind = proxy ? "disagg" : p.role;
+    p.serve_options.recording.traces = p.role == "server" || proxy;
+    if (proxy) {
+      p.proxy.hop_timeout = std::chrono::milliseconds(static_cast<long>(p.hop_timeout * 1000));
+      p.serve_options.proxy = p.proxy;
+    }
     return run_serve(p.serve_options, out, err);
   }
   if (*p.client) {
@@ -186,6 +213,14 @@ std::optional<int> ServingCommands::run(std::ostream& out, std::ostream& err) {
     ServeOptions checked;
     p.server_flags.apply(checked, p.fleet_options.output_dir);  // refuses what the server would
     p.fleet_options.client.routes = routes();
+    if (p.fleet_options.mode == "disaggregated") {
+      for (Route route : p.fleet_options.client.routes) {
+        if (route == Route::responses) throw std::invalid_argument("--mode disaggregated: the proxy serves chat and completions");
+      }
+      if (p.fleet_options.client.max_tokens < 2) {
+        throw std::invalid_argument("--mode disaggregated: --max-tokens at least 2, so that each request reaches both workers");
+      }
+    }
     p.fleet_options.server_arguments = p.server_flags.arguments();
     return run_fleet(p.fleet_options, out, err);
   }

@@ -1,0 +1,118 @@
+#include "proxy.hpp"
+
+#include <boost/asio/connect.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+#include <ostream>
+#include <stdexcept>
+
+#include "request_recorder.hpp"
+
+namespace jsonl_perf::serve {
+namespace {
+
+namespace net = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace json = boost::json;
+using tcp = net::ip::tcp;
+
+constexpr int clock_probes = 5;
+constexpr double conclusive_delay = 0.005;  // a round trip this short ends the probing
+constexpr double largest_delay = 0.010;     // beyond it, the estimate is worth less than 0
+
+Worker resolve(const std::string& url, net::io_context& context) {
+  std::string_view rest(url);
+  if (!rest.starts_with("http://")) throw std::invalid_argument("expected http://HOST:PORT, got '" + url + "'");
+  rest.remove_prefix(7);
+  rest = rest.substr(0, rest.find('/'));
+  const std::size_t colon = rest.rfind(':');
+  if (colon == std::string_view::npos || colon + 1 == rest.size()) {
+    throw std::invalid_argument("expected http://HOST:PORT, got '" + url + "'");
+  }
+  boost::system::error_code error;
+  auto endpoints = tcp::resolver(context).resolve(std::string(rest.substr(0, colon)), std::string(rest.substr(colon + 1)), error);
+  if (error) throw std::invalid_argument("cannot resolve '" + url + "': " + error.message());
+  return {std::string(rest), std::move(endpoints)};
+}
+
+// One blocking exchange with a worker (the clock handshake, before serving).
+http::response<http::string_body> exchange(net::io_context& context, const Worker& worker, http::verb verb,
+                                           std::string target, std::string body) {
+  beast::tcp_stream stream(context);
+  stream.expires_after(std::chrono::seconds(10));
+  stream.connect(worker.endpoints);
+  http::request<http::string_body> request(verb, target, 11);
+  request.set(http::field::host, worker.name);
+  request.set(http::field::content_type, "application/json");
+  request.body() = std::move(body);
+  request.prepare_payload();
+  http::write(stream, request);
+  beast::flat_buffer buffer;
+  http::response<http::string_body> response;
+  http::read(stream, buffer, response);
+  return response;
+}
+
+}  // namespace
+
+Upstreams::Upstreams(const ProxyOptions& options, net::io_context& context) : timeout_(options.hop_timeout) {
+  if (options.ctx_urls.empty() || options.gen_urls.empty()) {
+    throw std::invalid_argument("a proxy needs at least one --ctx-url and one --gen-url");
+  }
+  for (const std::string& url : options.ctx_urls) context_.push_back(resolve(url, context));
+  for (const std::string& url : options.gen_urls) generation_.push_back(resolve(url, context));
+}
+
+const Worker& Upstreams::next_context() { return context_[next_context_.fetch_add(1) % context_.size()]; }
+const Worker& Upstreams::next_generation() { return generation_[next_generation_.fetch_add(1) % generation_.size()]; }
+
+std::int64_t Upstreams::next_disagg_request_id() {
+  const std::int64_t floor =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count()
+      << 20;
+  std::int64_t last = last_id_.load();
+  std::int64_t next;
+  do {
+    next = std::max(last + 1, floor);
+  } while (!last_id_.compare_exchange_weak(last, next));
+  return next;
+}
+
+void Upstreams::align_clocks(std::ostream& log) {
+  net::io_context context;
+  for (const std::vector<Worker>* workers : {&context_, &generation_}) {
+    for (const Worker& worker : *workers) {
+      try {
+        const auto probe = [&] {
+          const double originate = jsonl_recording::steady_seconds();
+          const auto response = exchange(context, worker, http::verb::get, "/steady_clock_offset", "");
+          const double destination = jsonl_recording::steady_seconds();
+          const json::value stamps = json::parse(response.body());
+          const double receive = stamps.at("receive_ts").to_number<double>();
+          const double transmit = stamps.at("transmit_ts").to_number<double>();
+          return std::pair{(destination - originate) - (transmit - receive),
+                           ((receive - originate) + (transmit - destination)) / 2};
+        };
+        probe();  // connection setup costs the first round trip's outbound leg only
+        auto best = probe();
+        for (int i = 1; i < clock_probes && best.first > conclusive_delay; ++i) best = std::min(best, probe());
+        if (best.first > largest_delay) {
+          log << "jsonl-perf serve: clock handshake with " << worker.name << " too slow (" << best.first * 1e3
+              << " ms round trip); its times stay on its own clock\n";
+          continue;
+        }
+        exchange(context, worker, http::verb::post, "/steady_clock_offset",
+                 json::serialize(json::object{{"offset", -best.second}}));
+        log << "jsonl-perf serve: " << worker.name << " steady clock offset " << best.second << " s (round trip "
+            << best.first * 1e3 << " ms)\n";
+      } catch (const std::exception& error) {
+        log << "jsonl-perf serve: cannot align the clock of " << worker.name << ": " << error.what() << '\n';
+      }
+    }
+  }
+}
+
+}  // namespace jsonl_perf::serve
