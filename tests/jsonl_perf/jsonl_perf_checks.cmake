@@ -1,6 +1,7 @@
 # Checks of the jsonl-perf executable, one per CHECK:
 #   -D CHECK=replay|loadgen|rotation_and_metrics|request_trace|verify_after_kill|
-#            verify_after_kill_zstd|duckdb|summary|compressed|usage|fleet_join
+#            verify_after_kill_zstd|duckdb|summary|compressed|usage|fleet_join|
+#            fleet_join_disaggregated
 #   -D TOOL=... -D DATA=tests/jsonl_perf -D SCRATCH=...
 #   -D PYTHON=the system's python3 (with prometheus_client)
 #   -D NODE=node -D DUCKDB_CHECK=tools/duckdb/compare.mjs -D ZSTD=zstd
@@ -397,6 +398,39 @@ elseif(CHECK STREQUAL "fleet_join")
   run_tool(EXPECT 0 ARGS fleet --rate 5 --duration 1 --output-dir "${SCRATCH}/run")
   if(NOT EXISTS "${SCRATCH}/run/attempt-002/perf_metrics")
     message(FATAL_ERROR "a second fleet did not start attempt-002")
+  endif()
+
+elseif(CHECK STREQUAL "fleet_join_disaggregated")
+  # A disaggregated fleet, one context and one generation worker behind the proxy, then
+  # this project's own join over its run directory: every answered request joins the
+  # proxy's, the context worker's and the generation worker's record on its
+  # disagg_request_id, usage on every completed response, no negative span.
+  run_tool(EXPECT 0 ARGS fleet --mode disaggregated --ctx 1 --gen 1 --rate 40 --duration 3
+                         --output-dir "${SCRATCH}/run" --route chat --route completions --stream-fraction 0.5)
+  set(attempt "${SCRATCH}/run/attempt-001")
+  expect_contains("${stdout}" "all balance: yes; all files verify: yes")
+  foreach(kind IN ITEMS disagg context generation)
+    expect_contains("${stdout}" "${kind} / complete: 120 records")
+  endforeach()
+  foreach(part IN ITEMS ctx-0.log gen-0.log server.log)
+    if(NOT EXISTS "${attempt}/${part}")
+      message(FATAL_ERROR "the run directory has no ${part}")
+    endif()
+  endforeach()
+  run_tool(EXPECT 0 ARGS join "${attempt}" --client-results "${attempt}/client.json" --json)
+  set(join "${stdout}")
+  foreach(field IN ITEMS request_lines completed completed_joined usage_found disaggregated joined_ctx gen_expected
+                         joined_gen client_matched)
+    expect_json_equal("${join}" 120 ${field})
+  endforeach()
+  expect_json_equal("${join}" 360 perf_records)
+  foreach(field IN ITEMS perf_records_unjoined bad_lines errors accepted_without_response)
+    expect_json_equal("${join}" 0 ${field})
+  endforeach()
+  string(JSON decode GET "${join}" min_decode_ms)
+  string(JSON span GET "${join}" min_hop_span_ms)
+  if(decode LESS 0 OR span LESS 0)
+    message(FATAL_ERROR "decode min ${decode} ms, hop span min ${span} ms (never negative)")
   endif()
 else()
   message(FATAL_ERROR "unknown CHECK ${CHECK}")

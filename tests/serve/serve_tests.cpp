@@ -19,23 +19,6 @@ namespace {
 using namespace serve_test;
 using Clock = std::chrono::steady_clock;
 
-std::string text_of(const json::value& value) { return std::string(value.as_string()); }
-
-// The raw bytes of a request whose body is `body`, as a hostile or broken peer sends them.
-std::string raw_post(const std::string& body) {
-  return "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
-         std::to_string(body.size()) + "\r\n\r\n" + body;
-}
-
-// Reads until the peer closes; returns what came.
-std::string read_to_close(tcp::socket& socket) {
-  std::string text;
-  char buffer[4096];
-  boost::system::error_code error;
-  while (!error) text.append(buffer, socket.read_some(net::buffer(buffer), error));
-  return text;
-}
-
 // The nice value (field 19 of its stat) of each thread of process `pid` named `name`,
 // by thread id.
 std::map<int, int> nice_of_threads_named(int pid, const std::string& name) {

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,13 +29,19 @@ using tcp = net::ip::tcp;
 
 class Served {
  public:
-  explicit Served(std::vector<std::string> extra = {})
-      : process_(JSONL_PERF_TOOL, arguments(scratch_.path(), std::move(extra)), scratch_.path() / "server.log") {
+  // Records under its own scratch directory, or under `output_dir` (a restarted worker's).
+  explicit Served(std::vector<std::string> extra = {}, std::optional<std::filesystem::path> output_dir = std::nullopt)
+      : dir_(output_dir.value_or(scratch_.path())),
+        process_(JSONL_PERF_TOOL, arguments(dir_, std::move(extra)), dir_ / ("server-" + scratch_.path().filename().string() + ".log")),
+        log_(dir_ / ("server-" + scratch_.path().filename().string() + ".log")) {
     const std::string url = process_.url(std::chrono::seconds(30));
     const std::size_t colon = url.rfind(':');
     if (url.empty() || colon == std::string::npos) throw std::runtime_error("the server did not start: " + log());
     port_ = url.substr(colon + 1);
   }
+
+  std::string url() const { return "http://127.0.0.1:" + port_; }
+  const std::filesystem::path& dir() const { return dir_; }
 
   // A connected socket to the server.
   tcp::socket connect() {
@@ -76,12 +83,14 @@ class Served {
   int stop() { return process_.stop(std::chrono::seconds(30)); }
 
   pid_t pid() const { return process_.pid(); }
+  void signal(int number) const { ::kill(process_.pid(), number); }
 
   // The JSON lines of the trace files of `kind` ("requests", "responses"), or of the perf
-  // files ("perf_metrics"), after the server stopped.
+  // files ("perf_metrics", or of one server kind: "perf_metrics-disagg"), after the server
+  // stopped.
   std::vector<json::object> lines(const std::string& kind) const {
     std::vector<json::object> result;
-    const std::filesystem::path root = scratch_.path() / (kind == "perf_metrics" ? "perf_metrics" : "request_trace");
+    const std::filesystem::path root = dir_ / (kind.starts_with("perf_metrics") ? "perf_metrics" : "request_trace");
     if (!std::filesystem::exists(root)) return result;
     for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
       const std::string name = entry.path().filename().string();
@@ -92,7 +101,7 @@ class Served {
     return result;
   }
 
-  std::string log() const { return jsonl_test::read_file(scratch_.path() / "server.log"); }
+  std::string log() const { return jsonl_test::read_file(log_); }
 
  private:
   static std::vector<std::string> arguments(const std::filesystem::path& dir, std::vector<std::string> extra) {
@@ -103,7 +112,9 @@ class Served {
   }
 
   jsonl_test::ScratchDirectory scratch_;
+  std::filesystem::path dir_;
   jsonl_perf::serve::ServerProcess process_;
+  std::filesystem::path log_;
   net::io_context context_;
   std::string port_;
 };
@@ -116,6 +127,34 @@ inline std::string chat_request(bool stream, int max_tokens = 4) {
                     {"stream", stream}};
   if (stream) body["stream_options"] = {{"include_usage", true}};
   return json::serialize(body);
+}
+
+inline std::string text_of(const json::value& value) { return std::string(value.as_string()); }
+
+// The raw bytes of a request whose body is `body`, as a hostile or broken peer sends them
+// (or as a test reads the answer as it comes).
+inline std::string raw_post(const std::string& body) {
+  return "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: " +
+         std::to_string(body.size()) + "\r\n\r\n" + body;
+}
+
+// Reads until `text` holds `marker`.
+inline void read_until(tcp::socket& socket, std::string& text, std::string_view marker) {
+  char buffer[4096];
+  while (text.find(marker) == std::string::npos) text.append(buffer, socket.read_some(net::buffer(buffer)));
+}
+
+// Reads until the peer closes; returns `text` and what came.
+inline std::string read_to_close(tcp::socket& socket, std::string text = {}) {
+  char buffer[4096];
+  boost::system::error_code error;
+  while (!error) text.append(buffer, socket.read_some(net::buffer(buffer), error));
+  return text;
+}
+
+// Seconds on the steady clock the servers stamp their records with.
+inline double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace serve_test

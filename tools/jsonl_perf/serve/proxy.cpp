@@ -22,6 +22,7 @@ using tcp = net::ip::tcp;
 constexpr int clock_probes = 5;
 constexpr double conclusive_delay = 0.005;  // a round trip this short ends the probing
 constexpr double largest_delay = 0.010;     // beyond it, the estimate is worth less than 0
+constexpr std::chrono::seconds clock_exchange_timeout{10};
 
 Worker resolve(const std::string& url, net::io_context& context) {
   std::string_view rest(url);
@@ -38,21 +39,30 @@ Worker resolve(const std::string& url, net::io_context& context) {
   return {std::string(rest), std::move(endpoints)};
 }
 
-// One blocking exchange with a worker (the clock handshake, before serving).
+// One exchange with a worker (the clock handshake, before serving), bounded by
+// `clock_exchange_timeout` whatever the worker does.
 http::response<http::string_body> exchange(net::io_context& context, const Worker& worker, http::verb verb,
                                            std::string target, std::string body) {
   beast::tcp_stream stream(context);
-  stream.expires_after(std::chrono::seconds(10));
-  stream.connect(worker.endpoints);
   http::request<http::string_body> request(verb, target, 11);
   request.set(http::field::host, worker.name);
   request.set(http::field::content_type, "application/json");
   request.body() = std::move(body);
   request.prepare_payload();
-  http::write(stream, request);
   beast::flat_buffer buffer;
   http::response<http::string_body> response;
-  http::read(stream, buffer, response);
+  boost::system::error_code failed;
+  stream.expires_after(clock_exchange_timeout);
+  stream.async_connect(worker.endpoints, [&](boost::system::error_code error, const tcp::endpoint&) {
+    if ((failed = error)) return;
+    http::async_write(stream, request, [&](boost::system::error_code error, std::size_t) {
+      if ((failed = error)) return;
+      http::async_read(stream, buffer, response, [&](boost::system::error_code error, std::size_t) { failed = error; });
+    });
+  });
+  context.restart();
+  context.run();
+  if (failed) throw boost::system::system_error(failed);
   return response;
 }
 
