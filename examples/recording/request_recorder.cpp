@@ -124,7 +124,7 @@ void RequestRecorder::first_token(Request& request) const {
 
 void RequestRecorder::sent(Request& request, std::string_view frame) const {
   request.streamed_ = true;
-  if (destination_) request.frames_.append(frame);
+  if (destination_ && traces_) request.frames_.append(frame);
 }
 
 bool RequestRecorder::respond(Request& request, Outcome outcome, json::value client_id, json::value disagg_request_id,

@@ -5,7 +5,10 @@
 #define BOOST_TEST_MODULE proxy
 #include <boost/test/unit_test.hpp>
 
+#include <boost/asio/read_until.hpp>
+
 #include <csignal>
+#include <functional>
 #include <cstdlib>
 #include <set>
 #include <thread>
@@ -147,12 +150,10 @@ BOOST_AUTO_TEST_CASE(a_worker_that_stops_answering_gets_504_after_the_hop_timeou
 
 BOOST_AUTO_TEST_CASE(a_refused_connection_gets_502_and_its_trace_says_why) {
   Served context({"--role", "context"});
-  std::string closed_port;
-  {
-    net::io_context io;
-    tcp::acceptor acceptor(io, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
-    closed_port = std::to_string(acceptor.local_endpoint().port());
-  }
+  // A port bound and held, with nobody listening: a connection to it is refused.
+  net::io_context io;
+  tcp::socket held(io, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
+  const std::string closed_port = std::to_string(held.local_endpoint().port());
   Served proxy({"--role", "proxy", "--ctx-url", context.url(), "--gen-url", "http://127.0.0.1:" + closed_port});
   const auto answer = proxy.post("/v1/chat/completions", chat_request(false));
   BOOST_TEST(answer.result_int() == 502u);
@@ -166,18 +167,27 @@ BOOST_AUTO_TEST_CASE(a_refused_connection_gets_502_and_its_trace_says_why) {
 BOOST_AUTO_TEST_CASE(a_connection_a_worker_resets_before_its_answer_gets_502) {
   net::io_context io;
   tcp::acceptor acceptor(io, tcp::endpoint(net::ip::make_address("127.0.0.1"), 0));
-  // The generation "worker": takes the request's head, then resets the connection. (The
-  // proxy's clock handshake with it comes first and is reset the same way.)
-  std::jthread worker([&acceptor] {
-    for (;;) {
-      tcp::socket socket = acceptor.accept();
-      std::string request;
-      read_until(socket, request, "\r\n\r\n");
-      socket.set_option(net::socket_base::linger(true, 0));
-      const bool hop = request.starts_with("POST /v1/");
-      socket.close();
-      if (hop) return;
-    }
+  // The generation "worker": takes each request's head, then resets its connection (the
+  // proxy's clock handshake comes first and is reset the same way); for 30 s at most,
+  // whatever the proxy does.
+  std::jthread worker([&io, &acceptor] {
+    std::function<void()> serve_next = [&] {
+      auto socket = std::make_shared<tcp::socket>(io);
+      acceptor.async_accept(*socket, [&, socket](boost::system::error_code error) {
+        if (error) return;
+        auto request = std::make_shared<std::string>();
+        net::async_read_until(*socket, net::dynamic_buffer(*request), "\r\n\r\n",
+                              [&, socket, request](boost::system::error_code, std::size_t) {
+                                boost::system::error_code ignored;
+                                socket->set_option(net::socket_base::linger(true, 0), ignored);
+                                socket->close(ignored);
+                                if (request->starts_with("POST /v1/")) return io.stop();
+                                serve_next();
+                              });
+      });
+    };
+    serve_next();
+    io.run_for(std::chrono::seconds(30));
   });
   Served context({"--role", "context"});
   Served proxy({"--role", "proxy", "--ctx-url", context.url(), "--gen-url",
@@ -237,4 +247,26 @@ BOOST_AUTO_TEST_CASE(a_restarted_worker_writes_files_of_its_own) {
   }
   BOOST_TEST(files.size() == 2u);
   BOOST_TEST(restarted.lines("perf_metrics-generation").size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_proxy_stopped_with_a_hop_in_flight_ends_it_at_the_drain_timeout_as_server_shutdown) {
+  Deployment deployment;
+  deployment.context.signal(SIGSTOP);
+  tcp::socket socket = deployment.proxy.connect();
+  net::write(socket, net::buffer(raw_post(chat_request(false))));
+  // The request is in flight, its context hop sent, once the proxy submitted its request
+  // line (it forwards in the same step).
+  const std::string submitted = R"(jsonl_records_submitted_total{subject="request trace",server_kind="disagg"})";
+  const auto deadline = Clock::now() + std::chrono::seconds(30);
+  while (deployment.proxy.metric(submitted) < 1 && Clock::now() < deadline) {}
+  BOOST_REQUIRE_EQUAL(deployment.proxy.metric(submitted), 1);
+  const auto start = Clock::now();
+  BOOST_REQUIRE_EQUAL(deployment.proxy.stop(), 0);
+  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  deployment.context.signal(SIGCONT);
+  BOOST_TEST(seconds < 25);  // the 10-s drain, not the 180-s hop timeout
+  const auto responses = deployment.proxy.lines("responses");
+  BOOST_REQUIRE_EQUAL(responses.size(), 1u);
+  BOOST_TEST(text_of(responses[0].at("status")) == "error");
+  BOOST_TEST(text_of(responses[0].at("termination").at("cause")) == "server_shutdown");
 }

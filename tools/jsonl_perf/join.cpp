@@ -10,6 +10,7 @@
 #include <map>
 #include <ostream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "serve/openai.hpp"
 
@@ -210,7 +211,7 @@ JoinFigures join_attempt(const JoinOptions& options) {
   const std::unordered_map<std::string, double> client =
       options.client_results ? client_e2e(*options.client_results) : std::unordered_map<std::string, double>();
   std::vector<double> differences;
-  std::size_t joined_records = 0;
+  std::unordered_set<const json::value*> joined_records;
   for (const json::value& request : requests) {
     const std::string status = key_of(at_path(request, {"status"}));
     if (status == "rejected_400") {
@@ -247,7 +248,9 @@ JoinFigures join_attempt(const JoinOptions& options) {
       figures.joined_ctx += ctx != nullptr;
       figures.gen_expected += went_on;
       figures.joined_gen += went_on && gen;
-      joined_records += 1 + (ctx != nullptr) + (went_on && gen);
+      for (const json::value* joined : {proxy, ctx, went_on ? gen : nullptr}) {
+        if (joined) joined_records.insert(joined);
+      }
       if (!ctx) figures.problems.push_back("completed response " + found->first + " joins no context worker's record");
       if (went_on && !gen) figures.problems.push_back("completed response " + found->first + " joins no generation worker's record");
       span(ctx, "first_scheduled_time", "first_token_time");
@@ -258,7 +261,7 @@ JoinFigures join_attempt(const JoinOptions& options) {
       perf_arrival = number(at_path(*proxy, {"disagg_server_arrival_time"}));
     } else if (const json::value* record = find(perf_by_id, key_of(at_path(response, {"client_id"})))) {
       ++figures.completed_joined;
-      ++joined_records;
+      joined_records.insert(record);
       first = number(at_path(*record, {"perf_metrics", "timing_metrics", "server_first_token_time"}));
       perf_arrival = number(at_path(*record, {"perf_metrics", "timing_metrics", "server_arrival_time"}));
     } else {
@@ -279,7 +282,7 @@ JoinFigures join_attempt(const JoinOptions& options) {
       differences.push_back(sent->second - e2e_ms);
     }
   }
-  figures.perf_records_unjoined = figures.perf_records - joined_records;
+  figures.perf_records_unjoined = figures.perf_records - joined_records.size();
   if (!differences.empty()) {
     std::sort(differences.begin(), differences.end());
     figures.median_e2e_difference_ms = differences[differences.size() / 2];
@@ -324,7 +327,7 @@ void print_join(const JoinFigures& figures, bool json_output, std::ostream& out)
       << " accepted, " << figures.rejected_400 << " rejected_400), " << figures.response_lines << " response lines, "
       << figures.perf_records << " perf records\n"
       << "  completed " << figures.completed << ": " << figures.completed_joined
-      << " joined a perf record (client_id = request_id), usage on " << figures.usage_found << '\n'
+      << " joined their perf records, usage on " << figures.usage_found << '\n'
       << "  client_disconnected " << figures.client_disconnected << ", error " << figures.errors
       << ", accepted without a response line " << figures.accepted_without_response << ", perf records unjoined "
       << figures.perf_records_unjoined << '\n';

@@ -96,7 +96,7 @@ void Connection::on_header(beast::error_code error) {
     if (const std::optional<Route> route = route_at(path)) {
       jsonl_recording::Headers headers;
       for (const auto& field : request) headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-      generation_ = std::make_unique<Generation>();
+      generation_ = std::make_unique<InFlightRequest>();
       generation_->route = *route;
       generation_->record = server_.recorder().arrive(std::string(path), std::move(headers));
     }
@@ -152,7 +152,7 @@ void Connection::reject(json::value body, json::array errors, std::optional<std:
 }
 
 void Connection::generate(Route route) {
-  Generation& g = *generation_;
+  InFlightRequest& g = *generation_;
   std::string& text = parser_->get().body();
   json::stream_parser parser;
   beast::error_code error;
@@ -200,7 +200,7 @@ void Connection::generate(Route route) {
 }
 
 void Connection::begin_stream(Next next) {
-  Generation& g = *generation_;
+  InFlightRequest& g = *generation_;
   g.head.emplace(http::status::ok, parser_->get().version());
   g.head->set(http::field::content_type, "text/event-stream");
   g.head->set(http::field::cache_control, "no-cache");
@@ -230,13 +230,14 @@ void Connection::answer_clock_probe() {
     server_.recorder().set_steady_clock_offset(offset->to_number<double>());
     return respond_text(200, "application/json", "");
   }
+  if (request.method() != http::verb::get) return respond_text(405, "application/json", R"({"detail":"Method Not Allowed"})");
   const double transmitted = jsonl_recording::steady_seconds();
   respond_text(200, "application/json",
                json::serialize(json::object{{"receive_ts", received}, {"transmit_ts", transmitted}}));
 }
 
 void Connection::schedule_next_token() {
-  Generation& g = *generation_;
+  InFlightRequest& g = *generation_;
   const double due = g.next_token == 0 ? g.scheduled + g.plan.first_token_seconds
                                        : *g.last_token + g.plan.token_gaps[g.next_token - 1];
   timer_.expires_at(steady_time(due));
@@ -247,7 +248,7 @@ void Connection::schedule_next_token() {
 }
 
 void Connection::produce_token() {
-  Generation& g = *generation_;
+  InFlightRequest& g = *generation_;
   const double now = jsonl_recording::steady_seconds();
   if (!g.first_token) {
     g.first_token = now;
@@ -269,7 +270,7 @@ void Connection::produce_token() {
 // After a streamed token: the next, or the closing frames, the worker's metrics event
 // when asked for (not part of the answer, so not recorded) and the end.
 void Connection::after_token() {
-  Generation& g = *generation_;
+  InFlightRequest& g = *generation_;
   if (g.next_token < g.plan.tokens.size()) return schedule_next_token();
   write_frame(g.answer->stream_closing(g.plan.finish_reason), true, [this] {
     if (!generation_->return_metrics) return end_stream();
@@ -279,7 +280,7 @@ void Connection::after_token() {
 
 // The answer sent whole; a context worker's carries what the generation worker needs.
 json::value Connection::whole_answer() {
-  Generation& g = *generation_;
+  InFlightRequest& g = *generation_;
   json::value body = g.answer->body(g.plan.finish_reason);
   if (g.disagg && g.disagg->request_type == HopType::context_only) {
     DisaggregatedParams handed = *g.disagg;
@@ -291,7 +292,7 @@ json::value Connection::whole_answer() {
 }
 
 MetricFields Connection::worker_metrics() {
-  Generation& g = *generation_;
+  InFlightRequest& g = *generation_;
   const double offset = server_.recorder().steady_clock_offset();
   const jsonl_recording::EngineReport report =
       server_.model().report(g.plan, g.engine_arrival, g.scheduled, g.first_token, g.last_token);
@@ -305,12 +306,12 @@ MetricFields Connection::worker_metrics() {
 }
 
 void Connection::write_frame(std::string frame, bool recorded, Next next) {
-  Generation& g = *generation_;
+  InFlightRequest& g = *generation_;
   g.frame = std::move(frame);
   stream_.expires_after(server_.options().write_timeout);
   net::async_write(stream_, http::make_chunk(net::buffer(g.frame)),
                    [self = shared_from_this(), recorded, next = std::move(next)](beast::error_code error, std::size_t) {
-                     Generation& g = *self->generation_;
+                     InFlightRequest& g = *self->generation_;
                      if (error) {
                        const bool timed_out = error == beast::error::timeout;
                        if (self->closed_) return self->finish(Outcome::error, Termination{"server_shutdown", error.message()});
@@ -332,7 +333,7 @@ void Connection::end_stream(Outcome outcome, std::optional<Termination> terminat
 }
 
 void Connection::finish(Outcome outcome, std::optional<Termination> termination, std::optional<json::value> payload) {
-  Generation& g = *generation_;
+  InFlightRequest& g = *generation_;
   if (closed_ && outcome != Outcome::completed) {
     outcome = Outcome::error;
     termination = Termination{"server_shutdown", "the server stopped before the answer ended"};

@@ -67,7 +67,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void stop(bool now);
 
  private:
-  struct Generation;
+  struct InFlightRequest;
   using Next = std::function<void()>;
 
   void read_request();
@@ -111,13 +111,14 @@ class Connection : public std::enable_shared_from_this<Connection> {
   boost::asio::steady_timer timer_;
   ServerContext& server_;
   std::optional<boost::beast::http::request_parser<boost::beast::http::string_body>> parser_;
-  std::unique_ptr<Generation> generation_;  // the request being answered, if any
+  std::unique_ptr<InFlightRequest> generation_;  // the request being answered, if any
   bool in_request_ = false;
   bool closed_ = false;
 };
 
-// The request being answered: from its headers (arrival) to its last byte.
-struct Connection::Generation {
+// The request being answered, by the model or, on a proxy, by its workers: from its
+// headers (arrival) to its last byte.
+struct Connection::InFlightRequest {
   Route route = Route::chat_completions;
   jsonl_recording::RequestRecorder::Request record;
   RequestShape shape;

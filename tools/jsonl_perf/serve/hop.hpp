@@ -2,7 +2,8 @@
 // its head read, then its body a piece at a time as the worker sends it. Every step is
 // bounded by the hop's timeout (a worker that stops sending for that long has stopped
 // answering), and a failure says what the client is answered with: 504 for a worker
-// that timed out, 502 for one that refused, reset or closed the connection.
+// that timed out (connecting, or answering), 502 for one that refused, reset or closed
+// the connection.
 #pragma once
 
 #include <boost/asio/ip/tcp.hpp>

@@ -109,13 +109,16 @@ void Upstreams::align_clocks(std::ostream& log) {
         probe();  // connection setup costs the first round trip's outbound leg only
         auto best = probe();
         for (int i = 1; i < clock_probes && best.first > conclusive_delay; ++i) best = std::min(best, probe());
-        if (best.first > largest_delay) {
+        // Too slow a round trip: its times stay on its own clock (an offset an earlier
+        // proxy set is taken back).
+        const bool conclusive = best.first <= largest_delay;
+        exchange(context, worker, http::verb::post, "/steady_clock_offset",
+                 json::serialize(json::object{{"offset", conclusive ? -best.second : 0.0}}));
+        if (!conclusive) {
           log << "jsonl-perf serve: clock handshake with " << worker.name << " too slow (" << best.first * 1e3
               << " ms round trip); its times stay on its own clock\n";
           continue;
         }
-        exchange(context, worker, http::verb::post, "/steady_clock_offset",
-                 json::serialize(json::object{{"offset", -best.second}}));
         log << "jsonl-perf serve: " << worker.name << " steady clock offset " << best.second << " s (round trip "
             << best.first * 1e3 << " ms)\n";
       } catch (const std::exception& error) {

@@ -32,8 +32,8 @@ std::string worker_message(std::string_view body, unsigned status) {
   const json::value value = json::parse(body, failed);
   if (!failed && value.is_object()) {
     for (const char* key : {"detail", "error", "message"}) {
-      if (const json::value* found = value.get_object().if_contains(key); found && found->is_string()) {
-        return std::string(found->get_string());
+      if (const json::value* found = value.get_object().if_contains(key)) {
+        return found->is_string() ? std::string(found->get_string()) : json::serialize(*found);
       }
     }
   }
@@ -43,7 +43,8 @@ std::string worker_message(std::string_view body, unsigned status) {
 }  // namespace
 
 void Connection::forward() {
-  Generation& g = *generation_;
+  if (closed_) return finish(Outcome::error, Termination{"server_shutdown", "the server stopped before the answer began"});
+  InFlightRequest& g = *generation_;
   ProxyState& p = *g.proxy;
   Upstreams& upstreams = *server_.upstreams();
   p.report.disagg_request_id = upstreams.next_disagg_request_id();
@@ -64,7 +65,7 @@ void Connection::forward() {
 }
 
 void Connection::on_context_answer(std::shared_ptr<Hop> hop, std::optional<HopFailure> failed) {
-  Generation& g = *generation_;
+  InFlightRequest& g = *generation_;
   ProxyState& p = *g.proxy;
   if (failed) return fail_upstream(failed->status, "context worker: " + failed->detail, {failed->cause, failed->detail});
   p.report.ctx = read_metric_fields([&](std::string_view name) { return hop->field(name); });
@@ -77,14 +78,15 @@ void Connection::on_context_answer(std::shared_ptr<Hop> hop, std::optional<HopFa
   json::value answer = json::parse(text, error);
   json::object* choice = error ? nullptr : first_choice(answer);
   const json::value* params = choice ? choice->if_contains("disaggregated_params") : nullptr;
-  json::array ignored;
+  json::array wrong;
   const std::optional<DisaggregatedParams> handed =
-      params && params->is_object() ? read_disaggregated_params(*choice, ignored) : std::nullopt;
-  if (!handed || !handed->ctx_request_id) {
-    const std::string detail = "context worker " + hop->worker() + " answered without disaggregated_params";
+      params && params->is_object() ? read_disaggregated_params(*choice, wrong) : std::nullopt;
+  if (!handed || !handed->ctx_request_id || !wrong.empty()) {
+    const std::string detail = "context worker " + hop->worker() + " answered without usable disaggregated_params";
     return fail_upstream(502, detail, {"worker_error", detail});
   }
   p.report.ctx_request_id = handed->ctx_request_id;
+  if (closed_) return finish(Outcome::error, Termination{"server_shutdown", "the server stopped before the answer began"});
   const json::value* reason = choice->if_contains("finish_reason");
   if (!reason || !reason->is_string() || reason->get_string() != "length") return answer_from_context(std::move(answer));
 
@@ -105,7 +107,7 @@ void Connection::on_context_answer(std::shared_ptr<Hop> hop, std::optional<HopFa
 // The context worker's answer is the whole answer (it stopped before the length asked
 // for): sent to the client as the route sends it, without the hand-over fields.
 void Connection::answer_from_context(json::value answer) {
-  Generation& g = *generation_;
+  InFlightRequest& g = *generation_;
   json::object& choice = *first_choice(answer);
   choice.erase("disaggregated_params");
   server_.recorder().first_token(g.record);
@@ -135,11 +137,11 @@ void Connection::answer_from_context(json::value answer) {
 }
 
 void Connection::on_generation_head(std::shared_ptr<Hop> hop, std::optional<HopFailure> failed) {
-  Generation& g = *generation_;
+  InFlightRequest& g = *generation_;
   if (failed) return fail_upstream(failed->status, "generation worker: " + failed->detail, {failed->cause, failed->detail});
   if (hop->status() != 200 || !g.shape.stream) {
     return hop->read_all([self = shared_from_this(), hop](std::optional<HopFailure> failed) {
-      Generation& g = *self->generation_;
+      InFlightRequest& g = *self->generation_;
       if (failed) {
         return self->fail_upstream(failed->status, "generation worker: " + failed->detail, {failed->cause, failed->detail});
       }
@@ -172,8 +174,7 @@ void Connection::on_generation_head(std::shared_ptr<Hop> hop, std::optional<HopF
 void Connection::relay(std::shared_ptr<Hop> hop) {
   hop->read_some([self = shared_from_this(), hop](std::optional<HopFailure> failed) {
     if (failed) {
-      return self->fail_upstream(failed->status, "generation worker: " + failed->detail,
-                                 {failed->cause, "generation worker: " + failed->detail});
+      return self->fail_upstream(failed->status, "generation worker: " + failed->detail, {failed->cause, failed->detail});
     }
     ProxyState& p = *self->generation_->proxy;
     p.pending += hop->take_body();
@@ -188,13 +189,14 @@ void Connection::relay(std::shared_ptr<Hop> hop) {
       }
     }
     p.pending.erase(0, from);
-    if (hop->body_done() && !p.pending.empty()) events += std::exchange(p.pending, {});
+    // A last event without its blank line: relayed as it is, unless it is the metrics one.
+    if (hop->body_done() && !p.pending.empty() && !is_metrics_event(p.pending)) events += std::exchange(p.pending, {});
     self->relay_events(hop, std::move(events));
   });
 }
 
 void Connection::relay_events(std::shared_ptr<Hop> hop, std::string events) {
-  Generation& g = *generation_;
+  InFlightRequest& g = *generation_;
   if (!g.first_token && event_carries_token(g.route, events)) {
     g.first_token = jsonl_recording::steady_seconds();
     server_.recorder().first_token(g.record);
@@ -207,14 +209,14 @@ void Connection::relay_events(std::shared_ptr<Hop> hop, std::string events) {
 // A hop failed or a worker refused: the client is answered with `status` before its
 // answer began, or, once a stream is under way, the stream ends with an error event.
 void Connection::fail_upstream(unsigned status, std::string message, Termination termination) {
-  Generation& g = *generation_;
+  InFlightRequest& g = *generation_;
   const json::value payload = {{"error", {{"message", message}, {"type", "api_error"}, {"code", status}}}};
   if (g.head) {
     return write_frame(error_event(status, message), true, [this, termination = std::move(termination)]() mutable {
       end_stream(Outcome::error, std::move(termination));
     });
   }
-  respond_text(status, "application/json", json::serialize(json::object{{"detail", message}}), false, {},
+  respond_text(status, "application/json", json::serialize(json::object{{"detail", message}}), true, {},
                [this, payload, termination = std::move(termination)](bool) mutable {
                  finish(Outcome::error, std::move(termination), payload);
                });
