@@ -63,10 +63,10 @@ struct RecorderOptions {
   // record it writes.
   std::chrono::milliseconds linger{10};
   // The nice value each writer's threads take as they start (WriterOptions::
-  // on_thread_start): on a core shared with the request threads, a request thread that
-  // wakes preempts a writer at once instead of waiting out its time slice, and the
-  // writers run on what the requests leave. 0 leaves them at the server's priority.
-  int writer_nice = 19;
+  // on_thread_start). 0, the server's priority: at nice 19 on a core shared with busy
+  // request threads the writers get too little of it to keep up, and their queues fill
+  // and drop (the trace writer lost more than half its lines at two thirds of the core).
+  int writer_nice = 0;
   // An aggregated server has no proxy to assign a disagg_request_id, and the reference's
   // server leaves it null there; but the reference's analysis joins a response line to
   // perf records on it alone (keying a record by its disagg_request_id, else its

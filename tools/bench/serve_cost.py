@@ -15,10 +15,11 @@ threads on core 1. Variants, each a flag of the same server:
                             to spdlog's async logger (overrun oldest, no fsync)
 
 For each: the highest offered rate held (every request answered, client p99 under
-50 ms, in one of two tries), found on a grid of steps of 2% of (a)'s (roughly: a coarse
+50 ms, no record lost: the server's accounting line at exit counts its writers' drops,
+or spdlog's overruns; in one of two tries), found on a grid of steps of 2% of (a)'s (roughly: a coarse
 search first), all variants bisecting side by side; and at 70% of (a)'s highest rate, the
 client's p50 and p99 and the server's CPU time per request (/proc/<pid>/stat, every
-thread). Prints one "name: value unit" line per figure, ratios to (a) beside (b)'s, and
+thread), and the records the recording lost there. Prints one "name: value unit" line per figure, ratios to (a) beside (b)'s, and
 a "target ..." line per target, as tools/bench/run reads them.
 
   serve_cost.py TOOL [--quick] [--runs N]
@@ -26,6 +27,7 @@ a "target ..." line per target, as tools/bench/run reads them.
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -49,6 +51,15 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def records_lost(log):
+    """The records the server's recording lost, from its accounting line at exit: the
+    writers' "dropped N" (and "unknown N"), or spdlog's "N overrun"."""
+    with open(log) as file:
+        text = file.read()
+    counts = re.findall(r"(?:dropped|unknown) (\d+)|(\d+) overrun", text)
+    return sum(int(a or b) for a, b in counts)
+
+
 def percentile(values, p):
     values = sorted(values)
     rank = max(1, -(-len(values) * p // 100))
@@ -62,10 +73,11 @@ class Probe:
         self.held = False
         output = tempfile.mkdtemp(dir=scratch)
         results = output + ".client.json"
+        log = output + ".log"
         server = subprocess.Popen(
             ["taskset", "-c", SERVER_CORE, tool, "serve", "--port", "0", "--output-dir", output,
              "--queue-ms", "const:0", "--ttft-ms", "const:0", "--itl-ms", "const:0", *flags],
-            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+            stdout=subprocess.PIPE, stderr=open(log, "w"), text=True)
         try:
             url = server.stdout.readline().strip().removeprefix("listening on ")
             client = [tool, "client", "--url", url, "--max-tokens", "16", "--timeout", "10"]
@@ -87,7 +99,8 @@ class Probe:
         self.p50 = percentile(latencies, 50) if latencies else float("inf")
         self.p99 = percentile(latencies, 99) if self.answered else float("inf")
         self.cpu_us = (after - before) / len(requests) * 1e6
-        self.held = self.answered and self.p99 < P99_BOUND_MS
+        self.lost = records_lost(log)
+        self.held = self.answered and self.p99 < P99_BOUND_MS and self.lost == 0
 
 
 def highest_rate(tool, flags, grid_step, first_index, seconds, scratch):
@@ -136,7 +149,8 @@ def one_run(tool, quick, scratch):
         figures = {}
         for name, flags in VARIANTS:
             probe = Probe(tool, flags, 500, 1, scratch)
-            figures[name] = {"rate": 500 if probe.held else 0, "p50": probe.p50, "p99": probe.p99, "cpu": probe.cpu_us}
+            figures[name] = {"rate": 500 if probe.held else 0, "p50": probe.p50, "p99": probe.p99, "cpu": probe.cpu_us,
+                             "lost": probe.lost}
         return 500, figures
     seconds = 5
     # A coarse estimate of (a)'s highest rate, then every variant on a grid of 2% of it
@@ -147,13 +161,13 @@ def one_run(tool, quick, scratch):
     load = 0.7 * figures["off"]["rate"]
     for name, flags in VARIANTS:  # interleaved, as above
         probe = Probe(tool, flags, load, seconds, scratch)
-        figures[name].update(p50=probe.p50, p99=probe.p99, cpu=probe.cpu_us)
+        figures[name].update(p50=probe.p50, p99=probe.p99, cpu=probe.cpu_us, lost=probe.lost)
     return load, figures
 
 
 def report(load, figures):
     base = figures["off"]
-    base = {key: max(value, 1e-9) for key, value in base.items()}
+    base = {key: max(value, 1e-9) for key, value in base.items() if key != "lost"}
     noise = {key: abs(figures["off_control"][key] / base[key] - 1) for key in ("rate", "p99", "cpu")}
     print(f"serve_load_70pct: {load:.6g} requests/s")
     for name, _ in VARIANTS:
@@ -162,6 +176,7 @@ def report(load, figures):
         print(f"serve_70pct_p50_{name}: {f['p50']:.6g} ms")
         print(f"serve_70pct_p99_{name}: {f['p99']:.6g} ms")
         print(f"serve_70pct_cpu_per_request_{name}: {f['cpu']:.6g} us")
+        print(f"serve_70pct_records_lost_{name}: {f['lost']} records")
         if name != "off":
             print(f"serve_highest_rate_ratio_{name}_to_off: {f['rate'] / base['rate']:.6g} x")
             print(f"serve_70pct_p99_ratio_{name}_to_off: {f['p99'] / base['p99']:.6g} x")

@@ -31,7 +31,7 @@ struct ServerFlags {
   std::string compression = "none";
   std::string disagg_request_id = "engine";
   unsigned linger_ms = 10;
-  int writer_nice = 19;
+  int writer_nice = 0;
 
   // Each may be given again: the last counts (a fleet's or a test's override).
   void add_to(CLI::App& command) {
@@ -59,7 +59,8 @@ struct ServerFlags {
     command.add_option("--linger-ms", linger_ms, "how long each writer's drain waits for more records")
         ->check(CLI::Range(1u, 1000u))->capture_default_str();
     command.add_option("--writer-nice", writer_nice,
-                       "the nice value the writers' threads take (0: the server's priority)")
+                       "the nice value the writers' threads take (0: the server's priority; higher ones starve "
+                       "them on a busy core)")
         ->check(CLI::Range(0, 19))->capture_default_str();
     for (CLI::Option* option : command.get_options()) option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
