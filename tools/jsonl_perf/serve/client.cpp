@@ -19,6 +19,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "url.hpp"
+
 namespace jsonl_perf::serve {
 namespace {
 
@@ -32,22 +34,6 @@ using Clock = std::chrono::steady_clock;
 constexpr std::string_view words[] = {"explain", "the", "cache", "of", "a", "server", "in", "two", "lines",
                                       "caf\u00e9", "\u6a21\u578b", "please", "and", "why", "it", "matters"};
 
-struct Endpoint {
-  std::string host;
-  std::string port;
-};
-
-Endpoint parse_url(const std::string& url) {
-  std::string_view rest(url);
-  if (!rest.starts_with("http://")) throw std::invalid_argument("--url: expected http://HOST:PORT, got '" + url + "'");
-  rest.remove_prefix(7);
-  rest = rest.substr(0, rest.find('/'));
-  const std::size_t colon = rest.rfind(':');
-  if (colon == std::string_view::npos || colon + 1 == rest.size()) {
-    throw std::invalid_argument("--url: expected http://HOST:PORT, got '" + url + "'");
-  }
-  return {std::string(rest.substr(0, colon)), std::string(rest.substr(colon + 1))};
-}
 
 double ms_since(Clock::time_point start, Clock::time_point at = Clock::now()) {
   return std::chrono::duration<double, std::milli>(at - start).count();
@@ -81,7 +67,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
 
 class Run {
  public:
-  explicit Run(const ClientOptions& options) : options_(options), endpoint_(parse_url(options.url)), random_(options.seed) {}
+  explicit Run(const ClientOptions& options) : options_(options), endpoint_(parse_url(options.url, "--url")), random_(options.seed) {}
 
   ClientReport go() {
     tcp::resolver resolver(context_);

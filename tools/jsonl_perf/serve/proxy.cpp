@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "request_recorder.hpp"
+#include "url.hpp"
 
 namespace jsonl_perf::serve {
 namespace {
@@ -24,19 +25,12 @@ constexpr double conclusive_delay = 0.005;  // a round trip this short ends the 
 constexpr double largest_delay = 0.010;     // beyond it, the estimate is worth less than 0
 constexpr std::chrono::seconds clock_exchange_timeout{10};
 
-Worker resolve(const std::string& url, net::io_context& context) {
-  std::string_view rest(url);
-  if (!rest.starts_with("http://")) throw std::invalid_argument("expected http://HOST:PORT, got '" + url + "'");
-  rest.remove_prefix(7);
-  rest = rest.substr(0, rest.find('/'));
-  const std::size_t colon = rest.rfind(':');
-  if (colon == std::string_view::npos || colon + 1 == rest.size()) {
-    throw std::invalid_argument("expected http://HOST:PORT, got '" + url + "'");
-  }
+Worker resolve(const std::string& url, std::string_view option, net::io_context& context) {
+  const Endpoint endpoint = parse_url(url, option);
   boost::system::error_code error;
-  auto endpoints = tcp::resolver(context).resolve(std::string(rest.substr(0, colon)), std::string(rest.substr(colon + 1)), error);
-  if (error) throw std::invalid_argument("cannot resolve '" + url + "': " + error.message());
-  return {std::string(rest), std::move(endpoints)};
+  auto endpoints = tcp::resolver(context).resolve(endpoint.host, endpoint.port, error);
+  if (error) throw std::invalid_argument(std::string(option) + ": cannot resolve '" + url + "': " + error.message());
+  return {endpoint.host + ":" + endpoint.port, std::move(endpoints)};
 }
 
 // One exchange with a worker (the clock handshake, before serving), bounded by
@@ -72,8 +66,8 @@ Upstreams::Upstreams(const ProxyOptions& options, net::io_context& context) : ti
   if (options.ctx_urls.empty() || options.gen_urls.empty()) {
     throw std::invalid_argument("a proxy needs at least one --ctx-url and one --gen-url");
   }
-  for (const std::string& url : options.ctx_urls) context_.push_back(resolve(url, context));
-  for (const std::string& url : options.gen_urls) generation_.push_back(resolve(url, context));
+  for (const std::string& url : options.ctx_urls) context_.push_back(resolve(url, "--ctx-url", context));
+  for (const std::string& url : options.gen_urls) generation_.push_back(resolve(url, "--gen-url", context));
 }
 
 const Worker& Upstreams::next_context() { return context_[next_context_.fetch_add(1) % context_.size()]; }
