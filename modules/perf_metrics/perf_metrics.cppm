@@ -70,26 +70,16 @@ class PerfMetricsTypedFormat : public RecordFormat<perf::PerfMetricsRecord> {
   bool append_line(perf::PerfMetricsRecord& record, std::string& out) const override;
 };
 
-// The perf-metrics format of each record kind: raw JSON records, raw records in an
-// arena of their own (jsonl::ArenaRecord), and typed records (perf::PerfMetricsRecord),
-// all with the same bytes.
-template <class Record>
-struct perf_metrics_format_for {};
+// The perf-metrics format of each record kind, format_for<Record, PerfMetricsFormat>:
+// raw JSON records, raw records in an arena of their own (jsonl::ArenaRecord), and typed
+// records (perf::PerfMetricsRecord), all with the same bytes.
 template <>
-struct perf_metrics_format_for<boost::json::value> {
-  using type = PerfMetricsFormat;
-};
-template <>
-struct perf_metrics_format_for<ArenaRecord> {
-  using type = ArenaRecordFormat<PerfMetricsFormat>;
-};
-template <>
-struct perf_metrics_format_for<perf::PerfMetricsRecord> {
+struct format_for<perf::PerfMetricsRecord, PerfMetricsFormat> {
   using type = PerfMetricsTypedFormat;
 };
 
-// The writer a serving app owns, for any record kind perf_metrics_format_for knows.
-// Thread-safety, blocking and accounting are JsonlRecordWriter's; see jsonl.writer.
+// The writer a serving app owns, for any of those record kinds. Thread-safety, blocking
+// and accounting are JsonlRecordWriter's; see jsonl.writer.
 template <class Record = boost::json::value>
 class PerfMetricsWriter : public JsonlRecordWriter<Record> {
  public:
@@ -99,7 +89,7 @@ class PerfMetricsWriter : public JsonlRecordWriter<Record> {
   // With options from perf_metrics_options, possibly adjusted.
   explicit PerfMetricsWriter(WriterOptions options)
       : JsonlRecordWriter<Record>(std::move(options),
-                                  std::make_shared<typename perf_metrics_format_for<Record>::type>()) {}
+                                  std::make_shared<typename format_for<Record, PerfMetricsFormat>::type>()) {}
 };
 
 // The reference's name, for raw JSON records.

@@ -6,7 +6,6 @@ module;
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -42,11 +41,7 @@ bool is_session_safe(char c) {
 }  // namespace
 
 std::string hour_bucket(std::chrono::system_clock::time_point at) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(std::chrono::floor<std::chrono::seconds>(at));
-  std::tm utc{};
-  ::gmtime_r(&seconds, &utc);
-  char text[32];
-  return std::string(text, std::strftime(text, sizeof text, "%Y-%m-%dT%H", &utc));
+  return utc_text(at, "%Y-%m-%dT%H");
 }
 
 void check_trace_kind(std::string_view kind) {

@@ -42,6 +42,7 @@ export import :sink;
 export import :route;
 export import :record_writer;
 export import :prometheus;
+export import :utc_time;
 export import :verify;
 
 export import :accounts;

@@ -64,12 +64,15 @@ BOOST_AUTO_TEST_CASE(a_failed_publication_keeps_the_previous_document_whole) {
   submit(*writer, 2);
   BOOST_TEST(writer->flush(10s));
   const std::string before = jsonl_test::read_file(writer->books_file().value());
+  const std::uint64_t landed = writer->stats().publications;
+  BOOST_TEST(landed >= 1u);
 
   calls->fail_renames(true);
   submit(*writer, 1, 2);
   BOOST_TEST(writer->flush(10s));
   BOOST_TEST(jsonl_test::read_file(writer->books_file().value()) == before);
   BOOST_TEST(writer->stats().publication_errors == 1u);
+  BOOST_TEST(writer->stats().publications == landed);
   BOOST_TEST(log.at(jsonl::LogLevel::warning).size() == 1u);
 
   calls->fail_renames(false);

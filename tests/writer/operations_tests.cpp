@@ -298,6 +298,17 @@ BOOST_AUTO_TEST_CASE(the_age_limit_starts_a_new_file_named_for_the_time_then) {
   BOOST_TEST(jsonl_test::read_lines(files[1]) == numbered_lines(6, 9), boost::test_tools::per_element());
 }
 
+BOOST_AUTO_TEST_CASE(utc_text_spells_a_time_cut_to_the_microsecond_with_f_for_its_fraction) {
+  // 1'790'000'000 s is 2026-09-21T14:13:20Z.
+  const std::chrono::sys_seconds second{std::chrono::seconds(1'790'000'000)};
+  const auto at = second + 59min + 39s + 7us + 999ns;
+  BOOST_TEST(jsonl::utc_text(at, "%Y-%m-%dT%H:%M:%S.%fZ") == "2026-09-21T15:12:59.000007Z");
+  BOOST_TEST(jsonl::utc_text(at, "%Y%m%dT%H%M%SZ") == "20260921T151259Z");
+  BOOST_TEST(jsonl::utc_text(second + 46min + 39s + 999'999us + 999ns, "%Y-%m-%dT%H|%f|%f") ==
+             "2026-09-21T14|999999|999999");
+  BOOST_TEST(jsonl::utc_text(second, "%f") == "000000");
+}
+
 BOOST_AUTO_TEST_CASE(retention_deletes_the_oldest_of_this_writers_files_only) {
   jsonl_test::ScratchDirectory directory;
   Log log;

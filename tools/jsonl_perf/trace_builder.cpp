@@ -4,7 +4,6 @@ module;
 
 #include <array>
 #include <chrono>
-#include <ctime>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -36,19 +35,9 @@ constexpr std::array<std::string_view, 6> answers{
     "\u041a\u044d\u0448 \u0445\u0440\u0430\u043d\u0438\u0442 \u0447\u0430\u0441\u0442\u043e "
     "\u043d\u0443\u0436\u043d\u044b\u0435 \u0434\u0430\u043d\u043d\u044b\u0435.",
     "Silicon rivers / tensors cascade through the night / cache lines hum softly"};
-constexpr std::array<std::string_view, 4> sessions{"conv-1f3a", "  user 42/chat ", "", "caf\u00e9-session"};
-
 // datetime.now(timezone.utc).isoformat(): "2026-09-03T14:05:09.123456+00:00".
-std::string iso_utc(std::chrono::system_clock::time_point at) {
-  const auto micros = std::chrono::floor<std::chrono::microseconds>(at).time_since_epoch().count() % 1'000'000;
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(at);
-  std::tm utc{};
-  ::gmtime_r(&seconds, &utc);
-  char text[48];
-  const std::size_t length = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
-  return std::string(text, length) + "." + std::string(6 - std::to_string(micros).size(), '0') +
-         std::to_string(micros) + "+00:00";
-}
+constexpr std::string_view python_isoformat = "%Y-%m-%dT%H:%M:%S.%f+00:00";
+constexpr std::array<std::string_view, 4> sessions{"conv-1f3a", "  user 42/chat ", "", "caf\u00e9-session"};
 
 // The answer streamed as OpenAI-style chat.completion.chunk events, a word a frame.
 std::string sse_frames(std::string_view id, std::string_view answer, bool cut) {
@@ -97,7 +86,7 @@ jsonl::TraceRecord<jsonl::ArenaRecord> TraceBuilder::request(double server_arriv
       {{"event", "request"},
        {"trace_id", pending_->trace_id},
        {"session", pending_->session},
-       {"recorded_at", iso_utc(now)},
+       {"recorded_at", jsonl::utc_text(now, python_isoformat)},
        {"server_arrival_time", server_arrival_time},
        {"route", "/v1/chat/completions"},
        {"status", "accepted"},
@@ -122,7 +111,7 @@ jsonl::TraceRecord<jsonl::ArenaRecord> TraceBuilder::response() {
       {{"event", "response"},
        {"trace_id", request.trace_id},
        {"session", request.session},
-       {"finished_at", iso_utc(now)},
+       {"finished_at", jsonl::utc_text(now, python_isoformat)},
        {"status", hung_up ? "client_disconnected" : "completed"},
        {"client_id", request.client_id},
        {"disagg_request_id", nullptr},

@@ -8,7 +8,6 @@ module;
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
-#include <ctime>
 #include <fcntl.h>
 #include <filesystem>
 #include <optional>
@@ -30,6 +29,9 @@ namespace {
 
 namespace field = books_schema;
 
+// The books' times: "2026-01-01T00:00:00.123456Z".
+constexpr std::string_view iso_utc = "%Y-%m-%dT%H:%M:%S.%fZ";
+
 constexpr std::string_view durability_meaning =
     "a record is persisted once the append holding it, its newline included, was written "
     "and fsync()ed without error";
@@ -42,22 +44,11 @@ std::string make_generation() {
   return std::to_string(::getpid()) + "-" + std::to_string(nanoseconds) + "-" + random;
 }
 
-// "2026-01-01T00:00:00.123456Z"
-std::string iso_utc(std::chrono::system_clock::time_point at) {
-  const auto micros = std::chrono::duration_cast<std::chrono::microseconds>(at.time_since_epoch()).count();
-  const std::time_t seconds = static_cast<std::time_t>(micros / 1'000'000);
-  std::tm utc{};
-  ::gmtime_r(&seconds, &utc);
-  char text[40];
-  const std::size_t length = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
-  std::snprintf(text + length, sizeof text - length, ".%06lldZ", static_cast<long long>(micros % 1'000'000));
-  return text;
-}
-
 }  // namespace
 
-WriterBooks::WriterBooks(const WriterOptions& options)
+WriterBooks::WriterBooks(const WriterOptions& options, Accounts& accounts)
     : options_(options),
+      accounts_(accounts),
       generation_(make_generation()),
       document_file_(*options.output_dir / books_schema::directory / (generation_ + ".json")),
       started_at_(options.clock()) {}
@@ -114,36 +105,50 @@ std::string WriterBooks::document(const WriterStats& counts, bool closed) const 
                      {field::unknown_extents, std::move(extents)},
                      {field::deleted, books.deleted}});
   }
-  boost::json::object dropped;
+  boost::json::object balance;
+  boost::json::object attributes;
+  boost::json::object errors{{field::failed_appends, failed_appends_},
+                             {field::last_error, last_error_ ? boost::json::value(*last_error_) : boost::json::value()}};
   std::uint64_t classified = counts.written + counts.unknown;
-  for (const DropReasonInfo& reason : drop_reasons) {
-    if (!reason.booked) continue;
-    dropped[reason.name] = counts.dropped(reason.reason);
-    classified += counts.dropped(reason.reason);
+  for (const CounterInfo& counter : counters) {
+    switch (counter.books_section) {
+      case BooksSection::none:
+        break;
+      case BooksSection::counts:
+        balance[counter.books_name] = counts[counter.counter];
+        break;
+      case BooksSection::attributes:
+        attributes[counter.books_name] = counts[counter.counter];
+        break;
+      case BooksSection::errors:
+        errors[counter.books_name] = counts[counter.counter];
+        break;
+    }
+    if (counter.counter != Counter::written) continue;
+    // The drops follow the persisted records, as in the reference's documents.
+    boost::json::object& dropped = balance[field::dropped].emplace_object();
+    for (const DropReasonInfo& reason : drop_reasons) {
+      if (!reason.booked) continue;
+      dropped[reason.name] = counts.dropped(reason.reason);
+      classified += counts.dropped(reason.reason);
+    }
   }
+  balance[field::pending] = counts.submitted - classified;
   boost::json::object document{
       {field::schema, books_schema::id},
       {field::generation, generation_},
       {field::subject, options_.subject},
       {field::host, host_name()},
       {field::pid, ::getpid()},
-      {field::started_at, iso_utc(started_at_)},
-      {field::published_at, iso_utc(options_.clock())},
-      {field::sequence, publications_.load()},
+      {field::started_at, utc_text(started_at_, iso_utc)},
+      {field::published_at, utc_text(options_.clock(), iso_utc)},
+      {field::sequence, attempts_},
       {field::closed, closed},
       {field::durability, durability_meaning},
-      {field::counts,
-       {{field::submitted, counts.submitted},
-        {field::persisted, counts.written},
-        {field::dropped, std::move(dropped)},
-        {field::unknown, counts.unknown},
-        {field::pending, counts.submitted - classified}}},
-      {field::attributes, {{field::sanitized, counts.sanitized}}},
+      {field::counts, std::move(balance)},
+      {field::attributes, std::move(attributes)},
       {field::shards, std::move(shards)},
-      {field::errors,
-       {{field::failed_appends, failed_appends_},
-        {field::last_error, last_error_ ? boost::json::value(*last_error_) : boost::json::value(nullptr)},
-        {field::publication_errors, publication_errors_.load()}}}};
+      {field::errors, std::move(errors)}};
   return boost::json::serialize(document) + "\n";
 }
 
@@ -172,22 +177,23 @@ void WriterBooks::write_document(const std::string& document) const {
 
 bool WriterBooks::publish_if_due(const WriterStats& counts, bool urgent, bool closed, std::string& error) {
   if (closed_) return true;
-  const Key key{counts.submitted, counts.written, counts.dropped(), counts.unknown, publication_errors_.load(),
+  const Key key{counts.submitted, counts.written, counts.dropped(), counts.unknown, counts.publication_errors,
                 deletions_};
   const auto now = std::chrono::steady_clock::now();
   if (!closed) {
     if (published_ == key) return true;
-    if (!urgent && publications_ != 0 && now - last_attempt_ < options_.durability.publish_interval) return true;
+    if (!urgent && attempts_ != 0 && now - last_attempt_ < options_.durability.publish_interval) return true;
   }
   last_attempt_ = now;
-  ++publications_;
+  ++attempts_;
   try {
     write_document(document(counts, closed));
   } catch (const std::exception& failure) {
-    ++publication_errors_;
+    accounts_.add(Counter::publication_errors);
     error = failure.what();
     return false;
   }
+  accounts_.add(Counter::publications);
   published_ = key;
   deletions_published_ = deletions_;
   closed_ = closed;

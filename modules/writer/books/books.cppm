@@ -15,16 +15,17 @@ module jsonl.writer:books;
 
 import :options;
 import :stats;
+import :accounts;
 import :sink;
 
 namespace jsonl::detail {
 
 // Not thread-safe: the write side calls it under one mutex, so that a document's counts
-// and file books agree. The publication counters are read lock-free.
+// and file books agree. Publications and their failures are counted in the accounts.
 class WriterBooks {
  public:
-  // `options` must outlive the books; its output directory is set.
-  explicit WriterBooks(const WriterOptions& options);
+  // `options` and `accounts` must outlive the books; the output directory is set.
+  WriterBooks(const WriterOptions& options, Accounts& accounts);
 
   // "<pid>-<ns since the epoch>-<8 random hex digits>": unique across restarts of a pid.
   const std::string& generation() const noexcept { return generation_; }
@@ -49,10 +50,6 @@ class WriterBooks {
   // and leaves the previous document whole. Returns false only for a failed attempt.
   bool publish_if_due(const WriterStats& counts, bool urgent, bool closed, std::string& error);
 
-  // Lock-free.
-  std::uint64_t publications() const noexcept { return publications_.load() - publication_errors_.load(); }
-  std::uint64_t publication_errors() const noexcept { return publication_errors_.load(); }
-
  private:
   struct Extent {
     std::uint64_t start = 0;
@@ -71,7 +68,7 @@ class WriterBooks {
   FileBooks* find(const std::filesystem::path& file);
   // What must change for a document to be worth publishing again.
   struct Key {
-    std::uint64_t submitted, persisted, dropped, unknown, publication_errors, deletions;
+    std::uint64_t submitted, persisted, dropped, unknown, failed_publications, deletions;
     bool operator==(const Key&) const = default;
   };
 
@@ -79,16 +76,16 @@ class WriterBooks {
   void write_document(const std::string& document) const;
 
   const WriterOptions& options_;
+  Accounts& accounts_;
   const std::string generation_;
   const std::filesystem::path document_file_;
   const std::chrono::system_clock::time_point started_at_;
 
-  // Everything below is guarded by the write side's books mutex, the counters aside.
+  // Everything below is guarded by the write side's books mutex.
   std::vector<FileBooks> files_;
   std::uint64_t failed_appends_ = 0;
   std::optional<std::string> last_error_;
-  std::atomic<std::uint64_t> publications_{0};  // attempts
-  std::atomic<std::uint64_t> publication_errors_{0};
+  std::uint64_t attempts_ = 0;  // documents tried: the sequence number of the last
   std::chrono::steady_clock::time_point last_attempt_{};
   std::optional<Key> published_;
   std::uint64_t deletions_ = 0;            // files marked deleted

@@ -11,6 +11,8 @@ module;
 
 module jsonl.writer:books_schema;
 
+import :stats;
+
 namespace jsonl::detail::books_schema {
 
 inline constexpr std::string_view id = "jsonl-writer-books/2";
@@ -30,11 +32,13 @@ inline constexpr std::string_view schema = "schema", generation = "generation", 
                                   durability = "durability", counts = "counts", attributes = "attributes",
                                   shards = "shards", errors = "errors";
 inline constexpr std::string_view files_before_shards = "files";
-// counts: submitted == persisted + the dropped ones + unknown + pending.
-inline constexpr std::string_view submitted = "submitted", persisted = "persisted", dropped = "dropped",
-                                  unknown = "unknown", pending = "pending";
+// counts: submitted == persisted + the dropped ones + unknown + pending. The counters'
+// names are their rows' in `counters`.
+inline constexpr std::string_view submitted = counter_info(Counter::submitted).books_name,
+                                  persisted = counter_info(Counter::written).books_name, dropped = "dropped",
+                                  unknown = counter_info(Counter::unknown).books_name, pending = "pending";
 // attributes
-inline constexpr std::string_view sanitized = "sanitized";
+inline constexpr std::string_view sanitized = counter_info(Counter::sanitized).books_name;
 // shards[]: what one file holds of the writer's.
 inline constexpr std::string_view file = "file", start_offset = "start_offset", persisted_end = "persisted_end",
                                   persisted_records = "persisted_records",
@@ -42,8 +46,7 @@ inline constexpr std::string_view file = "file", start_offset = "start_offset", 
                                   deleted = "deleted";
 // shards[].unknown_extents[]
 inline constexpr std::string_view start = "start", landed = "landed", records = "records";
-// errors
-inline constexpr std::string_view failed_appends = "failed_appends", last_error = "last_error",
-                                  publication_errors = "publication_errors";
+// errors, then the counters whose rows place them there
+inline constexpr std::string_view failed_appends = "failed_appends", last_error = "last_error";
 
 }  // namespace jsonl::detail::books_schema

@@ -131,8 +131,8 @@ struct WriterOptions {
   struct Durability {
     bool enabled = false;
     std::chrono::milliseconds publish_interval{5000};  // positive
-    // The system calls of the default sink's appends and of publications; the real ones
-    // unless a test substitutes them.
+    // The system calls of the default sink's appends and of the books' documents; the
+    // real ones unless a test substitutes them.
     std::shared_ptr<const FileCalls> calls = std::make_shared<FileCalls>();
   } durability;
 

@@ -54,44 +54,6 @@ void append_number(std::string& out, Number value) {
   out.append(text, std::to_chars(text, text + sizeof text, value).ptr);
 }
 
-struct CountFamily {
-  std::string_view name;
-  std::string_view type;
-  std::string_view help;
-  std::uint64_t WriterStats::*member;
-};
-
-// The families read straight from a WriterStats member, in the exposition's order: those
-// before the drops by reason, and those after.
-constexpr CountFamily families_before_drops[] = {
-    {"jsonl_records_submitted_total", "counter", "Records submitted to the writer.", &WriterStats::submitted},
-    {"jsonl_records_written_total", "counter", "Records whose line reached a file (with durability: fsync()ed).",
-     &WriterStats::written},
-    {"jsonl_records_unknown_total", "counter",
-     "Records whose append failed after their bytes may have landed (durability only).", &WriterStats::unknown},
-};
-constexpr CountFamily families_after_drops[] = {
-    {"jsonl_records_sanitized_total", "counter", "Records written with invalid UTF-8 replaced.",
-     &WriterStats::sanitized},
-    {"jsonl_lines_written_total", "counter", "Newline-terminated lines appended.", &WriterStats::lines_written},
-    {"jsonl_bytes_written_total", "counter", "Bytes appended to files (on disk, after any compression).",
-     &WriterStats::bytes_written},
-    {"jsonl_uncompressed_bytes_written_total", "counter", "Bytes of the lines appended, before compression.",
-     &WriterStats::uncompressed_bytes_written},
-    {"jsonl_appends_total", "counter", "Appends that reached a file.", &WriterStats::appends},
-    {"jsonl_files_started_total", "counter", "Files the writer started: the first, then each rotation.",
-     &WriterStats::files_started},
-    {"jsonl_directories_recreated_total", "counter", "Appends that found their directory gone and created it again.",
-     &WriterStats::directories_recreated},
-    {"jsonl_books_publications_total", "counter", "Documents of the books published (durability only).",
-     &WriterStats::publications},
-    {"jsonl_books_publication_errors_total", "counter", "Publications of the books that failed (durability only).",
-     &WriterStats::publication_errors},
-    {"jsonl_queue_depth", "gauge", "Accepted records not yet serialized.", &WriterStats::queue_depth},
-    {"jsonl_submits_waiting_for_room", "gauge", "submit_wait calls blocked on a full queue.",
-     &WriterStats::waiting_for_room},
-};
-
 class Exposition {
  public:
   explicit Exposition(std::span<const WriterMetrics> writers) : writers_(writers) {}
@@ -128,10 +90,10 @@ class Exposition {
     out_ += '\n';
   }
 
-  // A family with one sample per writer, read from one member of its stats.
-  void counts(const CountFamily& count) {
-    family(count.name, count.type, count.help);
-    for (const WriterMetrics& writer : writers_) sample(count.name, writer, writer.stats.*count.member);
+  // A counter's family, one sample per writer.
+  void counts(const CounterInfo& counter) {
+    family(counter.family, counter.type, counter.help);
+    for (const WriterMetrics& writer : writers_) sample(counter.family, writer, writer.stats[counter.counter]);
   }
 
   std::string take() { return std::move(out_); }
@@ -146,14 +108,16 @@ class Exposition {
 std::string prometheus_text(std::span<const WriterMetrics> writers) {
   for (const WriterMetrics& writer : writers) check_label_names(writer.labels);
   Exposition out(writers);
-  for (const CountFamily& count : families_before_drops) out.counts(count);
-  out.family("jsonl_records_dropped_total", "counter", "Records dropped, by reason.");
-  for (const WriterMetrics& writer : writers) {
-    for (const DropReasonInfo& drop : drop_reasons) {
-      out.sample("jsonl_records_dropped_total", writer, writer.stats.dropped(drop.reason), "reason", drop.name);
+  for (const CounterInfo& counter : counters) {
+    if (!counter.family.empty()) out.counts(counter);
+    if (counter.counter != Counter::unknown) continue;
+    out.family("jsonl_records_dropped_total", "counter", "Records dropped, by reason.");
+    for (const WriterMetrics& writer : writers) {
+      for (const DropReasonInfo& drop : drop_reasons) {
+        out.sample("jsonl_records_dropped_total", writer, writer.stats.dropped(drop.reason), "reason", drop.name);
+      }
     }
   }
-  for (const CountFamily& count : families_after_drops) out.counts(count);
   out.family("jsonl_last_append_timestamp_seconds", "gauge", "When the last append reached a file, in Unix time.");
   for (const WriterMetrics& writer : writers) {
     if (!writer.stats.last_append) continue;

@@ -32,8 +32,7 @@ struct WriterState {
   Admission admission;
   Accounts accounts;
 
-  // The counters and what admission knows; the write side adds its own (files started,
-  // publications).
+  // Every counter: the accounts' and what admission knows.
   WriterStats stats() const noexcept;
   // A thread of the writer's: the options' on_thread_start, then `body`. What `body`
   // captures must keep this state alive while the thread runs.

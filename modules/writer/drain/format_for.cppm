@@ -12,23 +12,28 @@ import :described;
 
 export namespace jsonl {
 
-// format_for<Record>::type is a RecordFormat<Record>, constructible from JsonTextOptions:
-// boost::json::value records, ArenaRecord, and structs described with Boost.Describe.
-template <class Record>
+// format_for<Record, JsonFormat>::type is the RecordFormat<Record> of a configuration
+// that writes raw JSON records with JsonFormat: JsonFormat itself for boost::json::value,
+// ArenaRecordFormat<JsonFormat> for ArenaRecord, so that both kinds write the same bytes.
+// With the default JsonLineFormat, structs described with Boost.Describe get
+// DescribedFormat, and every type is constructible from JsonTextOptions. A configuration
+// with a typed record of its own specializes it for that record and its JsonFormat, as
+// jsonl.perf_metrics does for perf::PerfMetricsRecord.
+template <class Record, class JsonFormat = JsonLineFormat>
 struct format_for {};
 
-template <>
-struct format_for<boost::json::value> {
-  using type = JsonLineFormat;
+template <class JsonFormat>
+struct format_for<boost::json::value, JsonFormat> {
+  using type = JsonFormat;
 };
 
-template <>
-struct format_for<ArenaRecord> {
-  using type = ArenaRecordFormat<JsonLineFormat>;
+template <class JsonFormat>
+struct format_for<ArenaRecord, JsonFormat> {
+  using type = ArenaRecordFormat<JsonFormat>;
 };
 
 template <DescribedStruct Record>
-struct format_for<Record> {
+struct format_for<Record, JsonLineFormat> {
   using type = DescribedFormat<Record>;
 };
 

@@ -181,11 +181,7 @@ class JsonlRecordWriter {
   std::optional<std::filesystem::path> books_file() const { return write_side_.books_file(); }
 
   // A snapshot of the counters (see WriterStats). Thread-safe, lock-free, never blocks.
-  WriterStats stats() const noexcept {
-    WriterStats stats = state_->stats();
-    write_side_.fill(stats);
-    return stats;
-  }
+  WriterStats stats() const noexcept { return state_->stats(); }
 
  private:
   enum class Phase { created, running, closed };

@@ -3,7 +3,6 @@ module;
 #include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <ctime>
 #include <deque>
 #include <set>
 #include <filesystem>
@@ -23,24 +22,16 @@ import :posix_file;
 namespace jsonl::detail {
 namespace {
 
-std::string utc_timestamp(std::chrono::system_clock::time_point at) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(at);
-  std::tm utc{};
-  ::gmtime_r(&seconds, &utc);
-  char text[32];
-  const std::size_t length = std::strftime(text, sizeof text, "%Y%m%dT%H%M%SZ", &utc);
-  return std::string(text, length);
-}
-
 }  // namespace
 
-RotatingSink::RotatingSink(const WriterOptions& options, Sink& inner)
+RotatingSink::RotatingSink(const WriterOptions& options, Sink& inner, Accounts& accounts)
     : options_(options),
+      accounts_(accounts),
       inner_(inner),
       prefix_(options.file_stem + "-" + host_name() + "-" + std::to_string(::getpid()) + "-") {}
 
 std::filesystem::path RotatingSink::name_file(std::chrono::system_clock::time_point now) {
-  const std::string timestamp = utc_timestamp(now);
+  const std::string timestamp = utc_text(now, "%Y%m%dT%H%M%SZ");
   const std::filesystem::path& directory = *options_.output_dir;
   for (unsigned taken = 0;; ++taken) {
     const std::string suffix = taken == 0 ? "" : "-" + std::to_string(taken);
@@ -64,7 +55,7 @@ std::filesystem::path RotatingSink::start() {
   kept_.push_back(file);
   const std::lock_guard lock(mutex_);
   current_ = file;
-  files_started_.store(1, std::memory_order_relaxed);
+  accounts_.add(Counter::files_started);
   return file;
 }
 
@@ -85,7 +76,7 @@ const std::filesystem::path& RotatingSink::file_for(std::size_t bytes) {
   }
   const std::lock_guard lock(mutex_);
   current_ = std::move(file);
-  files_started_.fetch_add(1, std::memory_order_relaxed);
+  accounts_.add(Counter::files_started);
   return kept_.back();
 }
 
@@ -98,7 +89,7 @@ void RotatingSink::append(const FileAppend& append, AppendOutcome& outcome) {
   inner_.append(append, outcome);
   // Each append is measured as it goes, so that rotation splits even one commit.
   // A sink that does not measure its file leaves the offset empty: it grew by the append.
-  if (outcome.succeeded()) size_ = outcome.payload_offset ? outcome.end() : size_ + outcome.bytes_written();
+  if (outcome.succeeded()) size_ = outcome.payload_offset ? outcome.end() : size_ + outcome.bytes_appended();
   torn_ = torn_ || outcome.torn;
 }
 

@@ -4,7 +4,6 @@
 module;
 
 #include <chrono>
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -21,6 +20,7 @@ module jsonl.writer:rotating_sink;
 
 import :options;
 import :sink;
+import :accounts;
 
 namespace jsonl::detail {
 
@@ -30,10 +30,11 @@ namespace jsonl::detail {
 // the age limit, a new one is started. Starting one beyond the retention limit deletes
 // the oldest of this writer's files. An append is never split between files. The file
 // after an append that left it torn (AppendOutcome::torn) is a new one too. Other
-// appends pass through. Everything goes to `inner`.
+// appends pass through. Everything goes to `inner`. Each file started is counted in
+// `accounts`.
 class RotatingSink final : public Sink {
  public:
-  RotatingSink(const WriterOptions& options, Sink& inner);
+  RotatingSink(const WriterOptions& options, Sink& inner, Accounts& accounts);
 
   // Names the first file, in the output directory (which the caller has created).
   // Counts it as started. Once only, before any other call.
@@ -52,8 +53,6 @@ class RotatingSink final : public Sink {
 
   // The current file; empty before start(). Thread-safe.
   std::optional<std::filesystem::path> current() const;
-  // Lock-free.
-  std::uint64_t files_started() const noexcept { return files_started_.load(std::memory_order_relaxed); }
 
  private:
   std::filesystem::path name_file(std::chrono::system_clock::time_point now);
@@ -63,6 +62,7 @@ class RotatingSink final : public Sink {
 
   const WriterOptions& options_;
   Sink& inner_;
+  Accounts& accounts_;
   const std::string prefix_;  // "<stem>-<host>-<pid>-"
 
   // Write worker only, after start().
@@ -75,7 +75,6 @@ class RotatingSink final : public Sink {
 
   mutable std::mutex mutex_;  // guards current_, for readers on other threads
   std::optional<std::filesystem::path> current_;
-  std::atomic<std::uint64_t> files_started_{0};
 };
 
 }  // namespace jsonl::detail

@@ -66,8 +66,8 @@ struct AppendOutcome {
 
   bool succeeded() const noexcept { return !error; }
   // Lines and bytes it put in the file, the isolating newline included.
-  std::size_t lines_written() const noexcept { return records + (fragment_isolated ? 1 : 0); }
-  std::size_t bytes_written() const noexcept { return bytes + (fragment_isolated ? 1 : 0); }
+  std::size_t lines_appended() const noexcept { return records + (fragment_isolated ? 1 : 0); }
+  std::size_t bytes_appended() const noexcept { return bytes + (fragment_isolated ? 1 : 0); }
   // The file's size once it landed whole.
   std::uint64_t end() const noexcept { return payload_offset.value_or(0) + bytes; }
 };

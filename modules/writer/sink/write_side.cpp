@@ -138,12 +138,4 @@ void WriteSide::publish_closed(std::chrono::milliseconds timeout) {
   }
 }
 
-void WriteSide::fill(WriterStats& stats) const noexcept {
-  stats.files_started = state_->sink.files_started();
-  if (state_->books) {
-    stats.publications = state_->books->publications();
-    stats.publication_errors = state_->books->publication_errors();
-  }
-}
-
 }  // namespace jsonl::detail

@@ -71,8 +71,6 @@ class WriteSide {
   // The closed document, published on a thread of its own within `timeout` (WARNING
   // otherwise, the thread left to finish): close's last step.
   void publish_closed(std::chrono::milliseconds timeout);
-  // Adds what the write side counts (files started, publications) to `stats`.
-  void fill(WriterStats& stats) const noexcept;
 
   struct State;
 

@@ -45,8 +45,8 @@ struct WriteSide::State {
         accounts(writer->accounts),
         configured(configured_sink ? std::move(configured_sink)
                                    : std::make_shared<FileSink>(writer->options.durability.calls)),
-        sink(writer->options, *configured) {
-    if (writer->options.durability.enabled && writer->options.output_dir) books.emplace(writer->options);
+        sink(writer->options, *configured, accounts) {
+    if (writer->options.durability.enabled && writer->options.output_dir) books.emplace(writer->options, accounts);
     spent_texts.reserve(std::max<std::size_t>(1, writer->options.queue_size / writer->options.batch_size));
   }
 
@@ -186,7 +186,7 @@ struct WriteSide::State {
   // a failed append is dropped; with it, those its landed bytes touch are unknown.
   void book(const AppendOutcome& outcome) {
     if (outcome.recreated_directory) {
-      accounts.directory_recreated();
+      accounts.add(Counter::directories_recreated);
       if (outcome.succeeded()) {
         log(LogLevel::warning, "Recreated the missing " + subject() + " JSONL directory '" +
                                    outcome.file.parent_path().string() + "'");
@@ -199,7 +199,7 @@ struct WriteSide::State {
         run_warned = false;
         lost_in_run = 0;
       }
-      accounts.written(outcome.records, outcome.lines_written(), outcome.bytes_written(), outcome.content_bytes);
+      accounts.written(outcome.records, outcome.lines_appended(), outcome.bytes_appended(), outcome.content_bytes);
       return;
     }
     const std::size_t unknown = durable() ? outcome.touched : 0;
@@ -276,7 +276,7 @@ struct WriteSide::State {
       remove_booked_deleted();
       if (landed) return;
     }
-    if (at_log_point(books->publication_errors())) {
+    if (at_log_point(accounts.count(Counter::publication_errors))) {
       log(LogLevel::warning, "Failed to publish " + subject() + " JSONL books: " + error);
     }
   }
