@@ -114,6 +114,11 @@ int submit_latency(const Settings& settings) {
   const double timer = time_calls(1, per_producer, 0.0, clock, [](unsigned, std::size_t) {}).p50;
   figure("submit_timer_overhead_p50", timer, "ns");
   int failed = 0;
+  // The paced floor's p50, which the stuck submits are judged against too: unpaced, the
+  // floor's two threads keep the counter's cache line for several increments in turn
+  // (its p50 was 30 ns in some runs and 160 ns in others), which says how the hardware
+  // batched the line that run, not what a shared increment costs.
+  double paced_floor_p50 = 0;
   for (const bool stuck : {false, true}) {
     for (const unsigned producers : {1u, 2u}) {
       const auto directory = fresh_directory(settings.shm_dir / "submit");
@@ -143,8 +148,9 @@ int submit_latency(const Settings& settings) {
         figure((name + "_p50_net_of_timer").c_str(), net, "ns");
         // One bounded queue that counts every drop exactly costs at least one shared
         // increment a submit; an admitted record pays two.
-        const double ratio = latency.p50 / floor.p50;
-        failed += target((name + "_p50_le_2.5x_floor").c_str(), ratio <= 2.5,
+        if (!stuck) paced_floor_p50 = floor.p50;
+        const double ratio = latency.p50 / paced_floor_p50;
+        failed += target((name + (stuck ? "_p50_le_2.5x_paced_floor" : "_p50_le_2.5x_floor")).c_str(), ratio <= 2.5,
                          std::to_string(ratio) + "x the shared increment (" + std::to_string(latency.p50) + " ns, " +
                              std::to_string(net) + " net of the timer)");
       }
