@@ -37,8 +37,7 @@ inline constexpr std::string_view files_before_shards = "files";
 inline constexpr std::string_view submitted = counter_info(Counter::submitted).books_name,
                                   persisted = counter_info(Counter::written).books_name, dropped = "dropped",
                                   unknown = counter_info(Counter::unknown).books_name, pending = "pending";
-// attributes
-inline constexpr std::string_view sanitized = counter_info(Counter::sanitized).books_name;
+// attributes: the counters whose rows place them there
 // shards[]: what one file holds of the writer's.
 inline constexpr std::string_view file = "file", start_offset = "start_offset", persisted_end = "persisted_end",
                                   persisted_records = "persisted_records",
