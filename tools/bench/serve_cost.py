@@ -45,6 +45,7 @@ VARIANTS = [
     ("spdlog", ["--recording", "spdlog"]),
 ]
 P99_BOUND_MS = 50.0
+MAX_PROBES_UP = 12
 CLIENT_CORE, SERVER_CORE = "0", "1"
 
 
@@ -110,11 +111,15 @@ def highest_rate(tool, flags, grid_step, first_index, seconds, scratch):
     """The highest multiple of grid_step held: bisection between a held and a failed index."""
     held, failed = 0, None
     index = first_index
-    while failed is None:  # up from the first guess until a rate fails
-        if Probe(tool, flags, index * grid_step, seconds, scratch).held:
-            held, index = index, index * 3 // 2 + 1
-        else:
+    # Up from the first guess until a rate fails, at most MAX_PROBES_UP probes: a server
+    # that held them all is reported at the last rate held.
+    for _ in range(MAX_PROBES_UP):
+        if not Probe(tool, flags, index * grid_step, seconds, scratch).held:
             failed = index
+            break
+        held, index = index, index * 3 // 2 + 1
+    if failed is None:
+        return held * grid_step
     while failed - held > 1:
         middle = (held + failed) // 2
         if Probe(tool, flags, middle * grid_step, seconds, scratch).held:
