@@ -19,6 +19,7 @@ module;
 export module jsonl.perf_metrics;
 
 export import jsonl.writer;
+export import :missing_key;
 export import :typed_records;
 
 export namespace jsonl {
@@ -29,13 +30,6 @@ inline constexpr std::size_t perf_metrics_queue_size = 1024;
 inline constexpr std::size_t perf_metrics_batch_size = 64;
 inline constexpr std::chrono::milliseconds perf_metrics_shutdown_timeout{5000};
 inline constexpr std::string_view perf_metrics_subject = "performance metrics";
-
-// A key the schema needs is missing. what() names it as Python's KeyError prints it:
-// "'server'". Malformed: the record is dropped with a WARNING, never an ERROR.
-class MissingKey : public MalformedRecord {
- public:
-  explicit MissingKey(std::string_view key);
-};
 
 // The options of a performance-metrics writer for `server_kind`: stem
 // "perf_metrics-<server_kind>", subject "performance metrics", and the queue, batch and

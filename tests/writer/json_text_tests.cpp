@@ -205,7 +205,6 @@ BOOST_AUTO_TEST_CASE(nesting_deeper_than_the_limit_is_malformed) {
 }
 
 BOOST_AUTO_TEST_CASE(a_stream_writes_what_append_json_writes_for_the_object_built_from_its_pieces) {
-  const json::object timing{{"a", 1.5}, {"skip", 2}, {"b", "caf\xc3\xa9"}, {"also skipped", nullptr}};
   std::string streamed = "prefix ";
   bool sanitized;
   {
@@ -216,7 +215,12 @@ BOOST_AUTO_TEST_CASE(a_stream_writes_what_append_json_writes_for_the_object_buil
     stream.key("nested");
     stream.begin_object();
     stream.key("timing");
-    stream.object_without(timing, {"skip", "also skipped"});
+    stream.begin_object();
+    stream.key("a");
+    stream.floating(1.5);
+    stream.key("b");
+    stream.string("caf\xc3\xa9");
+    stream.end_object();
     stream.key("bad");
     stream.value("\xff");
     stream.end_object();

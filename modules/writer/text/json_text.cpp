@@ -4,7 +4,6 @@ module;
 #include <boost/json/value.hpp>
 
 #include <cstdint>
-#include <initializer_list>
 #include <memory>
 #include <new>
 #include <string>
@@ -133,12 +132,6 @@ void JsonTextStream::floating(double value) {
 void JsonTextStream::string(std::string_view text) {
   writer().before_value();
   writer().string(text);
-}
-
-void JsonTextStream::object_without(const boost::json::object& members,
-                                    std::initializer_list<std::string_view> omitted) {
-  writer().before_value();
-  writer().object_without(members, writer().depth + 1, omitted);
 }
 
 void JsonTextStream::end_object() { writer().close(); }

@@ -16,7 +16,6 @@ module;
 #include <boost/json/value.hpp>
 #include <cstddef>
 #include <cstdint>
-#include <initializer_list>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -50,9 +49,9 @@ bool append_json(const boost::json::value& value, std::string& out,
 // object built from the same pieces: for a configuration that lays a record out straight
 // from its input, or from a struct, instead of building the output value first. The
 // caller keeps the structure well formed: begin_object, then per member a key followed by
-// exactly one value (a scalar, value, object_without, or nested object or array), then
-// end_object; inside begin_array/end_array, values only (the commas are the stream's); at
-// most 64 objects and arrays open.
+// exactly one value (a scalar, value, or nested object or array), then end_object;
+// inside begin_array/end_array, values only (the commas are the stream's); at most 64
+// objects and arrays open.
 // Throws as append_json when a value cannot be written; `out` then holds part of the
 // text and is the caller's to truncate. `out` must not be used otherwise while the
 // stream exists: the stream writes ahead of the string's size and settles it when it goes.
@@ -72,8 +71,6 @@ class JsonTextStream {
   void unsigned_integer(std::uint64_t value);
   void floating(double value);  // NaN and infinity throw MalformedRecord
   void string(std::string_view text);
-  // `members` as an object, leaving out those whose keys are listed in `omitted`.
-  void object_without(const boost::json::object& members, std::initializer_list<std::string_view> omitted);
   void end_object();
   void begin_array();
   void end_array();

@@ -14,7 +14,6 @@ module;
 #include <cmath>
 #include <cstddef>
 #include <cstring>
-#include <initializer_list>
 #include <string>
 #include <string_view>
 
@@ -98,21 +97,6 @@ class JsonTextWriter {
   JsonTextWriter(std::string& out, const JsonTextOptions& options) : out_(out), options_(options) {}
 
   bool sanitized() const noexcept { return sanitized_; }
-
-  // An object at nesting level `depth` (1 for a top-level one), without the members whose
-  // keys are in `omitted`.
-  void object_without(const boost::json::object& members, std::size_t depth,
-                      std::initializer_list<std::string_view> omitted) {
-    open_object(depth);
-    bool first = true;
-    for (const auto& member : members) {
-      if (std::find(omitted.begin(), omitted.end(), member.key()) != omitted.end()) continue;
-      key(member.key(), first);
-      first = false;
-      value(member.value(), depth);
-    }
-    close_object();
-  }
 
   void open_object(std::size_t depth) {
     check_depth(depth);
