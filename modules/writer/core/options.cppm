@@ -38,7 +38,8 @@ struct Compression {
 
 struct WriterOptions {
   // Where files go. Without one the writer does nothing at all: no thread, no file,
-  // `submit` refuses every record (counted as ignored).
+  // `submit` refuses every record (counted as ignored); unless the configuration's sink
+  // writes no files (Sink::writes_files), which then takes none and gets every append.
   std::optional<std::filesystem::path> output_dir;
 
   // Files are named "<file_stem>-<hostname>-<pid>-<UTC %Y%m%dT%H%M%SZ>.jsonl" (".jsonl.zst"

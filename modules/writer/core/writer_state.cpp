@@ -28,7 +28,7 @@ std::string demangle(const char* name) {
   return status == 0 && readable ? std::string(readable.get()) : std::string(name);
 }
 
-const WriterOptions& validated(const WriterOptions& options) {
+const WriterOptions& validated(const WriterOptions& options, bool own_destination) {
   const std::string& stem = options.file_stem;
   if (stem.empty() || stem == "." || stem == ".." ||
       stem.find_first_of(std::string_view("/\0", 2)) != std::string::npos) {
@@ -50,6 +50,19 @@ const WriterOptions& validated(const WriterOptions& options) {
     throw std::invalid_argument("publish interval must be positive");
   }
   if (!options.durability.calls) throw std::invalid_argument("durability needs its file calls");
+  if (own_destination) {
+    // Its appends name no file: there is nothing to rotate, and no directory for books.
+    if (options.output_dir) {
+      throw std::invalid_argument("a sink that writes no files takes no output directory: \"" +
+                                  options.output_dir->string() + "\"");
+    }
+    if (options.max_file_bytes || options.max_file_age || options.max_files) {
+      throw std::invalid_argument("rotation needs an output directory and a sink that writes files");
+    }
+    if (options.durability.enabled) {
+      throw std::invalid_argument("durability needs an output directory, where the books are published");
+    }
+  }
   if (const Compression& compression = options.compression; compression.enabled()) {
     const int level = compression.level;
     if (level == 0 || level < ZSTD_minCLevel() || level > ZSTD_maxCLevel()) {
@@ -88,9 +101,10 @@ std::thread WriterState::launch(std::function<void()> body) const {
   });
 }
 
-WriterState::WriterState(WriterOptions options)
-    : options(std::move(validated(options))),
-      admission(this->options.queue_size, this->options.output_dir.has_value(), this->options.linger),
+WriterState::WriterState(WriterOptions options, bool own_destination)
+    : options(std::move(validated(options, own_destination))),
+      admission(this->options.queue_size, own_destination || this->options.output_dir.has_value(),
+                this->options.linger),
       accounts(this->options.subject, this->options.log_sink) {}
 
 WriterStats WriterState::stats() const noexcept {

@@ -25,8 +25,10 @@ struct DrainCancelled {};
 std::string describe_current_exception();
 
 struct WriterState {
-  // Throws std::invalid_argument for unusable options (see WriterOptions).
-  explicit WriterState(WriterOptions options);
+  // `own_destination`: the configuration's sink writes no files (Sink::writes_files), so
+  // it takes no output directory, and without one no rotation or durability. Throws
+  // std::invalid_argument for unusable options (see WriterOptions).
+  WriterState(WriterOptions options, bool own_destination);
 
   const WriterOptions options;
   Admission admission;

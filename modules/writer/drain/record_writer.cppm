@@ -38,7 +38,8 @@ export namespace jsonl {
 //   constructed  records may already be submitted; they wait in the queue.
 //   start()      creates the output directory, names the file, starts the drain thread
 //                and the write worker. A second call changes nothing. Without an output
-//                directory, or when it cannot be created (one ERROR log, "Disabling
+//                directory (for a sink that writes files), or when it cannot be
+//                created (one ERROR log, "Disabling
 //                <subject> JSONL output: <error>", or as WriterOptions::wording names
 //                the output), the writer is disabled for good:
 //                queued records are counted as abandoned, later submits as ignored.
@@ -76,6 +77,9 @@ class JsonlRecordWriter {
  public:
   // `format`: how a record becomes a line (format_for<Record> when empty, if it has one).
   // `sink`: where appends go (a FileSink through options.durability.calls when empty).
+  // A sink that writes no files (Sink::writes_files) takes no output directory: it gets
+  // every append as it comes (FileAppend::file empty, or as the route names it), and the
+  // options may not ask for rotation or durability.
   // `route`: which file each record goes to (the writer's own file when empty).
   // Throws std::invalid_argument for unusable options (see WriterOptions), or when no
   // format is given and Record has no default format (format_for).
@@ -83,7 +87,7 @@ class JsonlRecordWriter {
                              std::shared_ptr<const RecordFormat<Record>> format = default_format(),
                              std::shared_ptr<Sink> sink = nullptr,
                              std::shared_ptr<const RecordRoute<Record>> route = nullptr)
-      : state_(std::make_shared<detail::WriterState>(std::move(options))),
+      : state_(std::make_shared<detail::WriterState>(std::move(options), sink && !sink->writes_files())),
         write_side_(state_, std::move(sink)),
         drain_(state_, write_side_, checked(std::move(format)), std::move(route)) {}
 

@@ -20,14 +20,11 @@ import :rotating_sink;
 import :posix_file;
 
 namespace jsonl::detail {
-namespace {
-
-}  // namespace
 
 RotatingSink::RotatingSink(const WriterOptions& options, Sink& inner, Accounts& accounts)
     : options_(options),
-      accounts_(accounts),
       inner_(inner),
+      accounts_(accounts),
       prefix_(options.file_stem + "-" + host_name() + "-" + std::to_string(::getpid()) + "-") {}
 
 std::filesystem::path RotatingSink::name_file(std::chrono::system_clock::time_point now) {

@@ -1,7 +1,8 @@
 // Where appends go: one destination interface for every mode. Plain mode writes through
 // it; with durability the write worker also asks it to make a commit's appends durable.
-// Rotation is a decorator of the writer's own file; a configuration that writes
-// elsewhere supplies a sink of its own.
+// Rotation is a decorator of the writer's own file, in the output directory; a
+// configuration that writes elsewhere supplies a sink of its own: one that writes no
+// files (a socket, a pipe, memory) needs no output directory.
 module;
 
 #include <cstddef>
@@ -83,19 +84,28 @@ class Sink {
 
   // Appends `append.bytes` to the file `outcome.file` names and says in `outcome` what
   // became of it (all but content_bytes, which the caller fills in). `outcome` arrives
-  // reset (AppendOutcome::reset), naming append.file, or
-  // when that is empty the writer's current file. An outcome with an error says how
-  // much landed; an exception means nothing of it was written: std::system_error and
-  // its kin that the filesystem refused it (a write error, warned once per run of
-  // failed appends), anything else an unexpected error (logged at ERROR).
+  // reset (AppendOutcome::reset) with the append's records and bytes, naming
+  // append.file, or when that is empty the writer's current file (empty too for a
+  // writer without an output directory: the sink's own destination). A sink that took
+  // the bytes whole need change nothing. An outcome with an error says how much landed;
+  // an exception means nothing of it was written: std::system_error and its kin that
+  // the destination refused it (a write error, warned once per run of failed appends),
+  // anything else an unexpected error (logged at ERROR).
   virtual void append(const FileAppend& append, AppendOutcome& outcome) = 0;
 
   // Makes what this commit's appends wrote durable. Each outcome whose bytes could not
-  // be made so gets an error, and counts as landed whole: its records are unknown.
+  // be made so gets an error and counts as landed whole (`landed` its bytes, `touched`
+  // its records): its records are unknown.
   virtual void make_durable(std::span<AppendOutcome> outcomes) = 0;
 
   // The commit is over: whatever was held open for it is released.
-  virtual void end_commit() noexcept = 0;
+  virtual void end_commit() noexcept {}
+
+  // Whether its appends go to files the writer names in its output directory (FileSink
+  // and what derives from it). One that writes elsewhere (a socket, a pipe, memory) is
+  // its own destination: the writer takes no output directory with it, names no file,
+  // and hands it every append as it comes.
+  virtual bool writes_files() const noexcept { return false; }
 };
 
 // Appends to local files. A file is opened with O_RDWR|O_APPEND|O_CREAT|O_CLOEXEC|
@@ -123,6 +133,7 @@ class FileSink : public Sink {
   void append(const FileAppend& append, AppendOutcome& outcome) override;
   void make_durable(std::span<AppendOutcome> outcomes) override;
   void end_commit() noexcept override;
+  bool writes_files() const noexcept override { return true; }
 
  protected:
   // The system calls it makes, for a sink that makes more of its own (directories).

@@ -28,8 +28,14 @@ WriteSide::WriteSide(std::shared_ptr<WriterState> state, std::shared_ptr<Sink> s
 WriteSide::~WriteSide() { stop(); }
 
 bool WriteSide::start() {
+  if (state_->rotating ? !make_output_dir() : !state_->own_destination) return false;
+  if (state_->rotating) state_->rotating->start();
+  thread_ = state_->writer->launch([state = state_] { state->run(); });
+  return true;
+}
+
+bool WriteSide::make_output_dir() {
   const WriterOptions& options = state_->writer->options;
-  if (!options.output_dir) return false;
   const std::filesystem::path& directory = *options.output_dir;
   std::error_code error;
   try {
@@ -47,8 +53,6 @@ bool WriteSide::start() {
                                      "': " + error.message());
     return false;
   }
-  state_->sink.start();
-  thread_ = state_->writer->launch([state = state_] { state->run(); });
   return true;
 }
 
@@ -105,7 +109,10 @@ void WriteSide::stop() noexcept {
   }
 }
 
-std::optional<std::filesystem::path> WriteSide::current_file() const { return state_->sink.current(); }
+std::optional<std::filesystem::path> WriteSide::current_file() const {
+  if (!state_->rotating) return std::nullopt;
+  return state_->rotating->current();
+}
 
 std::optional<std::filesystem::path> WriteSide::books_file() const {
   if (!state_->books) return std::nullopt;

@@ -41,8 +41,9 @@ class WriteSide {
   WriteSide& operator=(const WriteSide&) = delete;
   ~WriteSide();
 
-  // Creates the output directory, names the first file and starts the thread. False
-  // without an output directory, or when it cannot be created (logged at ERROR).
+  // Starts the thread; with an output directory, first creates it and names the first
+  // file. False without an output directory for a sink that writes files, or when the
+  // directory cannot be created (logged at ERROR).
   bool start();
   // Waits until the worker can take `job` (it is idle, or with durability `job` fits
   // beside the jobs waiting), then gives it `job`. If cancel() comes first, counts `job`
@@ -75,6 +76,9 @@ class WriteSide {
   struct State;
 
  private:
+  // Creates the output directory; false, logged at ERROR, when it cannot be.
+  bool make_output_dir();
+
   std::shared_ptr<State> state_;
   std::thread thread_;
 };

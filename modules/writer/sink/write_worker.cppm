@@ -43,17 +43,23 @@ struct WriteSide::State {
   State(std::shared_ptr<WriterState> writer_state, std::shared_ptr<Sink> configured_sink)
       : writer(std::move(writer_state)),
         accounts(writer->accounts),
+        own_destination(configured_sink && !configured_sink->writes_files()),
         configured(configured_sink ? std::move(configured_sink)
                                    : std::make_shared<FileSink>(writer->options.durability.calls)),
-        sink(writer->options, *configured, accounts) {
+        rotating(writer->options.output_dir ? std::make_unique<RotatingSink>(writer->options, *configured, accounts)
+                                            : nullptr),
+        sink(rotating ? static_cast<Sink&>(*rotating) : *configured) {
     if (writer->options.durability.enabled && writer->options.output_dir) books.emplace(writer->options, accounts);
     spent_texts.reserve(std::max<std::size_t>(1, writer->options.queue_size / writer->options.batch_size));
   }
 
   const std::shared_ptr<WriterState> writer;
   Accounts& accounts;
+  const bool own_destination;  // the configuration's sink writes no files
   const std::shared_ptr<Sink> configured;
-  RotatingSink sink;                 // the writer's file rotated, over `configured`
+  // With an output directory: the writer's own file, named and rotated over `configured`.
+  const std::unique_ptr<RotatingSink> rotating;
+  Sink& sink;                        // where appends go: `rotating`, or else `configured`
   std::optional<WriterBooks> books;  // with durability and an output directory
   // Held while a commit is booked and while a document is made and published, so that a
   // document's counts agree with its file books. The worker takes it before `mutex`, so
@@ -139,6 +145,8 @@ struct WriteSide::State {
   void perform(const FileAppend& append, AppendOutcome& outcome) {
     try {
       outcome.reset();
+      outcome.records = append.records;
+      outcome.bytes = append.bytes.size();
       sink.append(append, outcome);
       outcome.content_bytes = append.content_bytes();
     } catch (const std::system_error& failure) {
@@ -146,7 +154,8 @@ struct WriteSide::State {
     } catch (...) {
       refused(append, describe_current_exception(), true, outcome);
     }
-    for (std::filesystem::path& file : sink.take_expired()) {
+    if (!rotating) return;
+    for (std::filesystem::path& file : rotating->take_expired()) {
       if (durable()) {
         expired_files.push_back(std::move(file));
       } else {
