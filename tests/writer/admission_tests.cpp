@@ -143,6 +143,14 @@ BOOST_AUTO_TEST_CASE(a_drain_that_finds_the_queue_empty_naps_for_its_linger) {
   BOOST_TEST((std::chrono::steady_clock::now() - start >= 300ms));
 }
 
+BOOST_AUTO_TEST_CASE(a_nap_ends_when_a_flush_asks) {
+  Admission admission(16, true, std::chrono::hours(1));
+  std::thread drain([&] { admission.await_records(1); });  // naps for an hour unless its nap is ended
+  while (!admission.end_nap()) std::this_thread::yield();
+  drain.join();
+  BOOST_TEST(!admission.end_nap());  // awake: nothing to end
+}
+
 BOOST_AUTO_TEST_CASE(a_drain_waiting_for_records_returns_once_admission_stops) {
   Admission admission(16, true);
   std::thread drain([&] { admission.await_records(1000); });

@@ -52,8 +52,11 @@ struct CrashPoints : Durable {
   }
 
   // Three flushed commits of four records; the second meets a full disk after its write
-  // landed 20 bytes (and, with `truncates_fail`, cannot cut them off again).
+  // landed 20 bytes (and, with `truncates_fail`, cannot cut them off again). The drain
+  // naps through each commit's submits (a submit wakes a napping drain only once the
+  // queue is half full) and takes all four when flush wakes it: one append a commit.
   std::unique_ptr<Writer> meet_a_full_disk(jsonl::WriterOptions options, bool truncates_fail = false) {
+    options.linger = std::chrono::hours(1);
     auto writer = make_writer(std::move(options));
     writer->start();
     submit(*writer, 4, 0, "é");

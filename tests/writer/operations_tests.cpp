@@ -376,6 +376,21 @@ BOOST_AUTO_TEST_CASE(flush_returns_once_every_record_accepted_before_it_is_writt
   writer.close();
 }
 
+BOOST_AUTO_TEST_CASE(flush_does_not_wait_out_the_drains_linger) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.linger = std::chrono::hours(1);
+  jsonl::JsonlRecordWriter<> writer(options);
+  writer.start();
+  for (int round = 0; round < 3; ++round) {
+    submit_range(writer, round * 10, round * 10 + 10);
+    BOOST_TEST_REQUIRE(writer.flush(flush_timeout));
+    BOOST_TEST_REQUIRE(jsonl_test::read_lines(*writer.path()).size() == std::size_t(round * 10 + 10));
+  }
+  writer.close();
+}
+
 BOOST_AUTO_TEST_CASE(flush_counts_a_dropped_record_as_done) {
   jsonl_test::ScratchDirectory directory;
   Log log;

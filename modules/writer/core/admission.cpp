@@ -136,6 +136,12 @@ void Admission::await_records(unsigned empty_polls) {
   state_.fetch_and(~bit, std::memory_order_relaxed);
 }
 
+bool Admission::end_nap() noexcept {
+  if ((state_.fetch_and(~napping_bit, std::memory_order_relaxed) & napping_bit) == 0) return false;
+  wake_drain();
+  return true;
+}
+
 void Admission::wake_drain() noexcept {
   // Taking the mutex orders this wake-up after the drain's check of its bit, so the
   // notification cannot fall between that check and the wait.

@@ -64,6 +64,9 @@ class Admission {
   // CPU.
   void await_records(unsigned empty_polls);
   void wake_drain() noexcept;
+  // Ends the drain's nap now, for a flush: the records it waits for are wanted now, not
+  // a linger later. Whether the drain was napping.
+  bool end_nap() noexcept;
 
   // Flush's marks. Records are released and their appends finished in queue order, so
   // "the first N records admitted are all written or dropped" is one number.

@@ -53,8 +53,9 @@ export namespace jsonl {
 //                closed books, waiting up to the shutdown timeout again (WARNING "Timed
 //                out publishing the closed <subject> JSONL books" otherwise).
 //                Idempotent; the destructor calls it.
-//   flush(t)     while running: waits until every record accepted before the call is
-//                written or dropped, or for at most t, and says which. With durability,
+//   flush(t)     while running: ends the drain's nap (WriterOptions::linger), then waits
+//                until every record accepted before the call is written or dropped, or
+//                for at most t, and says which. With durability,
 //                written means persisted, and the books are then published if they
 //                changed.
 //
@@ -166,6 +167,7 @@ class JsonlRecordWriter {
   // follows takes as long as the filesystem does.
   [[nodiscard]] bool flush(std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
+    state_->admission.end_nap();
     if (!state_->admission.await_finished(state_->admission.admitted(), deadline)) return false;
     if (write_side_.durable()) write_side_.publish(true);
     return true;
