@@ -156,8 +156,11 @@ struct WriteSide::State {
     }
     if (!rotating) return;
     for (std::filesystem::path& file : rotating->take_expired()) {
-      if (durable()) expired_files.push_back(file);
-      remove_expired(file);
+      if (durable()) {
+        expired_files.push_back(std::move(file));
+      } else {
+        remove_expired(file);
+      }
     }
   }
 
