@@ -59,9 +59,6 @@ class MemorySink : public jsonl::Sink {
     text_ += append.bytes;
     files_named_.push_back(outcome.file);
   }
-  void make_durable(std::span<jsonl::AppendOutcome>) override {
-    throw std::logic_error("memory is never asked to be durable");
-  }
   std::string text() const {
     const std::lock_guard lock(mutex_);
     return text_;
@@ -97,12 +94,25 @@ class SocketSink : public jsonl::Sink {
       return;
     }
   }
-  void make_durable(std::span<jsonl::AppendOutcome>) override {
-    throw std::logic_error("a socket is never asked to be durable");
-  }
 
  private:
   int fd_;
+};
+
+// Memory that a replica acknowledges: a commit's appends are durable once acknowledged,
+// and while `refusing` none is.
+class ReplicatedMemorySink : public MemorySink {
+ public:
+  bool can_be_made_durable() const noexcept override { return true; }
+  void make_durable(std::span<jsonl::AppendOutcome> outcomes) override {
+    for (jsonl::AppendOutcome& outcome : outcomes) {
+      if (!refusing || outcome.error) continue;
+      outcome.error = "the replica did not acknowledge";
+      outcome.landed = outcome.bytes;
+      outcome.touched = outcome.records;
+    }
+  }
+  std::atomic<bool> refusing{false};
 };
 
 // Files as FileSink writes them and makes them durable, but while `refusing` a commit's
@@ -171,14 +181,48 @@ BOOST_AUTO_TEST_CASE(rotation_without_an_output_directory_is_refused_at_construc
   }
 }
 
-BOOST_AUTO_TEST_CASE(durability_without_an_output_directory_is_refused_at_construction) {
+BOOST_AUTO_TEST_CASE(durability_with_a_sink_that_writes_no_files_needs_a_books_directory) {
   Log log;
   jsonl::WriterOptions options = destination_options(log);
   options.durability.enabled = true;
+  BOOST_CHECK_EXCEPTION(
+      jsonl::JsonlRecordWriter<>(std::move(options), lines(), std::make_shared<ReplicatedMemorySink>()),
+      std::invalid_argument, [](const std::invalid_argument& error) {
+        return std::string(error.what()) == "durability with a sink that writes no files needs a books directory";
+      });
+}
+
+BOOST_AUTO_TEST_CASE(a_sink_that_cannot_be_made_durable_is_refused_durability_at_construction) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  jsonl::WriterOptions options = destination_options(log);
+  options.durability.enabled = true;
+  options.durability.books_dir = directory.path();
   BOOST_CHECK_EXCEPTION(jsonl::JsonlRecordWriter<>(std::move(options), lines(), std::make_shared<MemorySink>()),
                         std::invalid_argument, [](const std::invalid_argument& error) {
-                          return std::string(error.what()).starts_with("durability needs an output directory");
+                          return std::string(error.what()).starts_with(
+                              "durability needs a sink that can be made durable");
                         });
+}
+
+BOOST_AUTO_TEST_CASE(a_books_directory_is_refused_beside_an_output_directory_and_without_durability) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  jsonl::WriterOptions beside_files = jsonl_test::test_options(directory.path(), log);
+  beside_files.durability.enabled = true;
+  beside_files.durability.books_dir = directory.path() / "books";
+  BOOST_CHECK_EXCEPTION(jsonl::JsonlRecordWriter<>(std::move(beside_files), lines()), std::invalid_argument,
+                        [](const std::invalid_argument& error) {
+                          return std::string(error.what()).starts_with("a books directory is for a sink that "
+                                                                       "writes no files");
+                        });
+  jsonl::WriterOptions not_durable = destination_options(log);
+  not_durable.durability.books_dir = directory.path() / "books";
+  BOOST_CHECK_EXCEPTION(
+      jsonl::JsonlRecordWriter<>(std::move(not_durable), lines(), std::make_shared<ReplicatedMemorySink>()),
+      std::invalid_argument, [](const std::invalid_argument& error) {
+        return std::string(error.what()) == "a books directory needs durability";
+      });
 }
 
 BOOST_AUTO_TEST_CASE(a_destination_that_refuses_every_append_drops_each_record_as_a_write_error) {
@@ -187,7 +231,6 @@ BOOST_AUTO_TEST_CASE(a_destination_that_refuses_every_append_drops_each_record_a
     void append(const jsonl::FileAppend&, jsonl::AppendOutcome&) override {
       throw std::system_error(ECONNREFUSED, std::generic_category(), "connect");
     }
-    void make_durable(std::span<jsonl::AppendOutcome>) override {}
   };
   Log log;
   jsonl::JsonlRecordWriter<> writer(destination_options(log), lines(), std::make_shared<RefusingSink>());
@@ -273,6 +316,39 @@ BOOST_AUTO_TEST_CASE(a_sinks_own_make_durable_decides_which_records_are_persiste
   BOOST_TEST(stats.unknown == 10u);
   BOOST_TEST(accounting_holds(stats));
   BOOST_TEST(jsonl_test::read_file(writer.path().value()) == numbered_lines(0, 30));
+}
+
+// The books of a destination that is not a file hold the counts, in the books directory
+// given, and no shards.
+BOOST_AUTO_TEST_CASE(a_durable_destination_of_its_own_publishes_its_counts_in_the_books_directory) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  jsonl::WriterOptions options = destination_options(log);
+  options.durability.enabled = true;
+  options.durability.books_dir = directory.path() / "books";
+  auto sink = std::make_shared<ReplicatedMemorySink>();
+  jsonl::JsonlRecordWriter<> writer(std::move(options), lines(), sink);
+  writer.start();
+  for (int commit = 0; commit < 3; ++commit) {
+    sink->refusing = commit == 1;
+    for (int i = 0; i < 10; ++i) BOOST_TEST_REQUIRE(writer.submit(numbered(commit * 10 + i)));
+    BOOST_TEST_REQUIRE(writer.flush(10s));
+  }
+  writer.close();
+  const jsonl::WriterStats stats = writer.stats();
+  BOOST_TEST(stats.written == 20u);
+  BOOST_TEST(stats.unknown == 10u);
+  BOOST_TEST(accounting_holds(stats));
+  BOOST_TEST(sink->text() == numbered_lines(0, 30));
+
+  const std::optional<std::filesystem::path> books = writer.books_file();
+  BOOST_TEST_REQUIRE(books.has_value());
+  BOOST_TEST(books->parent_path() == directory.path() / "books");
+  const json::object document = json::parse(jsonl_test::read_file(*books)).as_object();
+  BOOST_TEST(document.at("closed").as_bool());
+  BOOST_TEST(document.at("counts").at("persisted").to_number<std::uint64_t>() == 20u);
+  BOOST_TEST(document.at("counts").at("unknown").to_number<std::uint64_t>() == 10u);
+  BOOST_TEST(document.at("shards").as_array().empty());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -50,7 +50,9 @@ WriterBooks::WriterBooks(const WriterOptions& options, Accounts& accounts)
     : options_(options),
       accounts_(accounts),
       generation_(make_generation()),
-      document_file_(*options.output_dir / books_schema::directory / (generation_ + ".json")),
+      document_file_((options.durability.books_dir ? *options.durability.books_dir
+                                                   : *options.output_dir / books_schema::directory) /
+                     (generation_ + ".json")),
       started_at_(options.clock()) {}
 
 void WriterBooks::book(const AppendOutcome& outcome) {
@@ -58,19 +60,20 @@ void WriterBooks::book(const AppendOutcome& outcome) {
     ++failed_appends_;
     last_error_ = *outcome.error;
   }
-  if (!outcome.size_before) return;  // nothing of it reached the file
+  // Files have books of their own once something of an append reached them.
+  if (!options_.output_dir || !outcome.placement.size_before) return;
   FileBooks* books = find(outcome.file);
   if (!books) {
     books = &files_.emplace_back();
     books->file = outcome.file.lexically_relative(*options_.output_dir).generic_string();
-    books->start_offset = books->persisted_end = *outcome.size_before;
+    books->start_offset = books->persisted_end = *outcome.placement.size_before;
   }
-  if (outcome.fragment_isolated) ++books->fragments_isolated;
+  if (outcome.placement.fragment_isolated) ++books->fragments_isolated;
   if (outcome.succeeded()) {
-    books->persisted_end = *outcome.payload_offset + outcome.bytes;
+    books->persisted_end = *outcome.placement.payload_offset + outcome.bytes;
     books->persisted_records += outcome.records;
   } else if (outcome.landed.value_or(0) != 0) {
-    books->unknown_extents.push_back({*outcome.payload_offset, *outcome.landed, outcome.touched});
+    books->unknown_extents.push_back({*outcome.placement.payload_offset, *outcome.landed, outcome.touched});
   }
 }
 

@@ -24,12 +24,13 @@ namespace jsonl::detail {
 // and file books agree. Publications and their failures are counted in the accounts.
 class WriterBooks {
  public:
-  // `options` and `accounts` must outlive the books; the output directory is set.
+  // `options` and `accounts` must outlive the books; the output directory or the books
+  // directory is set.
   WriterBooks(const WriterOptions& options, Accounts& accounts);
 
   // "<pid>-<ns since the epoch>-<8 random hex digits>": unique across restarts of a pid.
   const std::string& generation() const noexcept { return generation_; }
-  // "<output_dir>/_writer/<generation>.json"
+  // "<output_dir>/_writer/<generation>.json", or "<books_dir>/<generation>.json"
   const std::filesystem::path& document_file() const noexcept { return document_file_; }
 
   // Write worker: one outcome of a commit, into its file's books.

@@ -128,10 +128,16 @@ struct WriterOptions {
   //     with unpublished changes; and at close, with "closed": true. A publication that
   //     fails leaves the previous document whole, is counted, and is retried.
   //   - the sink is asked to make each commit durable (Sink::make_durable); the
-  //     default FileSink fsync()s through `calls`.
+  //     default FileSink fsync()s through `calls`. A sink that cannot be made durable
+  //     (Sink::can_be_made_durable) is refused at construction.
   struct Durability {
     bool enabled = false;
     std::chrono::milliseconds publish_interval{5000};  // positive
+    // Where the books are published for a sink that writes no files (which has no output
+    // directory): required then, and refused otherwise (the books of files go in
+    // "<output_dir>/_writer", where the verifier looks for them). Such books hold the
+    // writer's counts and no shards.
+    std::optional<std::filesystem::path> books_dir;
     // The system calls of the default sink's appends and of the books' documents; the
     // real ones unless a test substitutes them.
     std::shared_ptr<const FileCalls> calls = std::make_shared<FileCalls>();

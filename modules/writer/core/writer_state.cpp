@@ -28,7 +28,7 @@ std::string demangle(const char* name) {
   return status == 0 && readable ? std::string(readable.get()) : std::string(name);
 }
 
-const WriterOptions& validated(const WriterOptions& options, bool own_destination) {
+const WriterOptions& validated(const WriterOptions& options, SinkTraits sink) {
   const std::string& stem = options.file_stem;
   if (stem.empty() || stem == "." || stem == ".." ||
       stem.find_first_of(std::string_view("/\0", 2)) != std::string::npos) {
@@ -50,8 +50,8 @@ const WriterOptions& validated(const WriterOptions& options, bool own_destinatio
     throw std::invalid_argument("publish interval must be positive");
   }
   if (!options.durability.calls) throw std::invalid_argument("durability needs its file calls");
-  if (own_destination) {
-    // Its appends name no file: there is nothing to rotate, and no directory for books.
+  if (sink.own_destination) {
+    // Its appends name no file: there is nothing to rotate, and the books need a place.
     if (options.output_dir) {
       throw std::invalid_argument("a sink that writes no files takes no output directory: \"" +
                                   options.output_dir->string() + "\"");
@@ -59,9 +59,18 @@ const WriterOptions& validated(const WriterOptions& options, bool own_destinatio
     if (options.max_file_bytes || options.max_file_age || options.max_files) {
       throw std::invalid_argument("rotation needs an output directory and a sink that writes files");
     }
-    if (options.durability.enabled) {
-      throw std::invalid_argument("durability needs an output directory, where the books are published");
+    if (options.durability.enabled && !options.durability.books_dir) {
+      throw std::invalid_argument("durability with a sink that writes no files needs a books directory");
     }
+  } else if (options.durability.books_dir) {
+    throw std::invalid_argument("a books directory is for a sink that writes no files; the books of files are "
+                                "published in the output directory");
+  }
+  if (options.durability.books_dir && !options.durability.enabled) {
+    throw std::invalid_argument("a books directory needs durability");
+  }
+  if (options.durability.enabled && !sink.can_be_made_durable) {
+    throw std::invalid_argument("durability needs a sink that can be made durable; the supplied sink cannot");
   }
   if (const Compression& compression = options.compression; compression.enabled()) {
     const int level = compression.level;
@@ -101,9 +110,9 @@ std::thread WriterState::launch(std::function<void()> body) const {
   });
 }
 
-WriterState::WriterState(WriterOptions options, bool own_destination)
-    : options(std::move(validated(options, own_destination))),
-      admission(this->options.queue_size, own_destination || this->options.output_dir.has_value(),
+WriterState::WriterState(WriterOptions options, SinkTraits sink)
+    : options(std::move(validated(options, sink))),
+      admission(this->options.queue_size, sink.own_destination || this->options.output_dir.has_value(),
                 this->options.linger),
       accounts(this->options.subject, this->options.log_sink) {}
 

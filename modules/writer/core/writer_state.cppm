@@ -24,11 +24,19 @@ struct DrainCancelled {};
 // "<type>: <what>" for an exception in flight (inside a catch block).
 std::string describe_current_exception();
 
+// What the configuration's sink says of itself; the default sink writes files and can be
+// made durable.
+struct SinkTraits {
+  // It writes no files (Sink::writes_files): it takes no output directory, so no
+  // rotation, and with durability a books directory.
+  bool own_destination = false;
+  bool can_be_made_durable = true;  // Sink::can_be_made_durable
+};
+
 struct WriterState {
-  // `own_destination`: the configuration's sink writes no files (Sink::writes_files), so
-  // it takes no output directory, and without one no rotation or durability. Throws
-  // std::invalid_argument for unusable options (see WriterOptions).
-  WriterState(WriterOptions options, bool own_destination);
+  // Throws std::invalid_argument for unusable options (see WriterOptions), and for
+  // options the sink cannot honour.
+  WriterState(WriterOptions options, SinkTraits sink);
 
   const WriterOptions options;
   Admission admission;

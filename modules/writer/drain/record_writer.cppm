@@ -80,7 +80,8 @@ class JsonlRecordWriter {
   // `sink`: where appends go (a FileSink through options.durability.calls when empty).
   // A sink that writes no files (Sink::writes_files) takes no output directory: it gets
   // every append as it comes (FileAppend::file empty, or as the route names it), and the
-  // options may not ask for rotation or durability.
+  // options may not ask for rotation; with durability, they name its books directory.
+  // Durability is refused for a sink that cannot be made durable.
   // `route`: which file each record goes to (the writer's own file when empty).
   // Throws std::invalid_argument for unusable options (see WriterOptions), or when no
   // format is given and Record has no default format (format_for).
@@ -88,7 +89,7 @@ class JsonlRecordWriter {
                              std::shared_ptr<const RecordFormat<Record>> format = default_format(),
                              std::shared_ptr<Sink> sink = nullptr,
                              std::shared_ptr<const RecordRoute<Record>> route = nullptr)
-      : state_(std::make_shared<detail::WriterState>(std::move(options), sink && !sink->writes_files())),
+      : state_(std::make_shared<detail::WriterState>(std::move(options), traits_of(sink.get()))),
         write_side_(state_, std::move(sink)),
         drain_(state_, write_side_, checked(std::move(format)), std::move(route)) {}
 
@@ -214,6 +215,12 @@ class JsonlRecordWriter {
     } else {
       return nullptr;
     }
+  }
+
+  // No sink: the default FileSink.
+  static detail::SinkTraits traits_of(const Sink* sink) noexcept {
+    if (!sink) return {};
+    return {.own_destination = !sink->writes_files(), .can_be_made_durable = sink->can_be_made_durable()};
   }
 
   static std::shared_ptr<const RecordFormat<Record>> checked(std::shared_ptr<const RecordFormat<Record>> format) {

@@ -94,13 +94,13 @@ struct FileSink::Files {
     for (Open& candidate : open) {
       if (candidate.path != file) continue;
       if (!candidate.fd.is_open()) {
-        candidate.fd = open_recreating_directory(calls, file, outcome.recreated_directory);
-        candidate.recreated_directory = outcome.recreated_directory;
+        candidate.fd = open_recreating_directory(calls, file, outcome.placement.recreated_directory);
+        candidate.recreated_directory = outcome.placement.recreated_directory;
       }
       return candidate;
     }
-    FileDescriptor fd = open_recreating_directory(calls, file, outcome.recreated_directory);
-    return open.emplace_back(Open{file, std::move(fd), outcome.recreated_directory});
+    FileDescriptor fd = open_recreating_directory(calls, file, outcome.placement.recreated_directory);
+    return open.emplace_back(Open{file, std::move(fd), outcome.placement.recreated_directory});
   }
 
   // Closes every file; forgets those this commit did not use.
@@ -134,19 +134,19 @@ void FileSink::append(const FileAppend& append, AppendOutcome& outcome) {
   try {
     open = &files_->find_or_open(*calls_, file, outcome);
     const std::uint64_t size = file_size(open->fd.get(), file);
-    outcome.size_before = size;
+    outcome.placement.size_before = size;
     if (!frame && ends_without_newline(open->fd.get(), size, file)) {
       if (detail::write_fully(*calls_, open->fd.get(), "\n", file) != 1) throw_errno("write", file);
-      outcome.fragment_isolated = true;
+      outcome.placement.fragment_isolated = true;
     }
   } catch (const std::system_error& error) {
     outcome.error = error.what();
     return;
   }
-  if (!open->written) open->maybe_new = *outcome.size_before == 0;
+  if (!open->written) open->maybe_new = *outcome.placement.size_before == 0;
   open->written = true;
-  const std::uint64_t start = *outcome.size_before + (outcome.fragment_isolated ? 1 : 0);
-  outcome.payload_offset = start;
+  const std::uint64_t start = *outcome.placement.size_before + (outcome.placement.fragment_isolated ? 1 : 0);
+  outcome.placement.payload_offset = start;
   if (detail::write_fully(*calls_, open->fd.get(), append.bytes, file) == append.bytes.size()) return;
   outcome.error = errno_message("write", file);
   // What landed is measured, not inferred from the calls: a failed write may still have
@@ -204,7 +204,7 @@ void FileSink::make_durable(std::span<AppendOutcome> outcomes) {
       }
     }
     for (AppendOutcome& outcome : outcomes) {
-      if (outcome.file != file.path || !outcome.payload_offset || outcome.error) continue;
+      if (outcome.file != file.path || !outcome.placement.payload_offset || outcome.error) continue;
       outcome.error = error;
       outcome.landed = outcome.bytes;
       outcome.touched = outcome.records;

@@ -86,7 +86,7 @@ void RotatingSink::append(const FileAppend& append, AppendOutcome& outcome) {
   inner_.append(append, outcome);
   // Each append is measured as it goes, so that rotation splits even one commit.
   // A sink that does not measure its file leaves the offset empty: it grew by the append.
-  if (outcome.succeeded()) size_ = outcome.payload_offset ? outcome.end() : size_ + outcome.bytes_appended();
+  if (outcome.succeeded()) size_ = outcome.placement.payload_offset ? outcome.end() : size_ + outcome.bytes_appended();
   torn_ = torn_ || outcome.torn;
 }
 

@@ -2,7 +2,8 @@
 // it; with durability the write worker also asks it to make a commit's appends durable.
 // Rotation is a decorator of the writer's own file, in the output directory; a
 // configuration that writes elsewhere supplies a sink of its own: one that writes no
-// files (a socket, a pipe, memory) needs no output directory.
+// files (a socket, a pipe, memory) needs no output directory, and with durability only
+// the directory its books are published in.
 module;
 
 #include <cstddef>
@@ -11,6 +12,7 @@ module;
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -36,26 +38,35 @@ struct FileAppend {
   std::size_t content_bytes() const noexcept { return frame_content_size.value_or(bytes.size()); }
 };
 
-// What became of one append. Offsets are known once its file was opened and measured.
+// Where in a file an append went: what a sink that writes files says beyond what any
+// destination can, and what a durable writer's books record. Offsets are known once the
+// file was opened and measured.
+struct FilePlacement {
+  std::optional<std::uint64_t> size_before;     // the file's size before anything of it
+  bool fragment_isolated = false;               // a '\n' went first: the file ended mid-line
+  std::optional<std::uint64_t> payload_offset;  // where its lines began: they were attempted
+  bool recreated_directory = false;             // the file's directory was gone and was made again
+};
+
+// What became of one append, as any destination can say it: the bytes it was given,
+// whether they all landed, and if not, why and how many did.
 struct AppendOutcome {
-  std::filesystem::path file;
+  std::filesystem::path file;                 // the file it named; empty for a destination of its own
   std::size_t records = 0;
   std::size_t bytes = 0;                      // its lines (or frame), the isolating newline aside
   std::size_t content_bytes = 0;              // its lines before compression
-  std::optional<std::uint64_t> size_before;   // the file's size before anything of it
-  bool fragment_isolated = false;             // a '\n' went first: the file ended mid-line
-  std::optional<std::uint64_t> payload_offset;  // where its lines began: they were attempted
-  bool recreated_directory = false;  // the file's directory was gone and was made again
   // Failed: why, and for lines that were attempted, how many payload bytes reached the
-  // file (empty when that could not be measured) and the records those bytes touch,
-  // wholly or partly.
+  // destination (empty when that could not be measured) and the records those bytes
+  // touch, wholly or partly.
   std::optional<std::string> error;
   std::optional<std::uint64_t> landed;
   std::size_t touched = 0;
-  bool unexpected = false;  // the error was not the filesystem's
-  // Failed leaving part of a zstd frame at the file's end that could not be cut off:
-  // nothing more may be appended to that file.
+  bool unexpected = false;  // the error was not the destination's
+  // Failed leaving part of a zstd frame at the destination's end that could not be cut
+  // off: nothing more may be appended there.
   bool torn = false;
+  // Set by a sink that writes files; one that writes no files leaves it as it arrives.
+  FilePlacement placement;
 
   // Every field as new but `file`, which keeps its storage until the next name is
   // assigned to it: so an outcome reused for append after append allocates nothing.
@@ -67,10 +78,10 @@ struct AppendOutcome {
 
   bool succeeded() const noexcept { return !error; }
   // Lines and bytes it put in the file, the isolating newline included.
-  std::size_t lines_appended() const noexcept { return records + (fragment_isolated ? 1 : 0); }
-  std::size_t bytes_appended() const noexcept { return bytes + (fragment_isolated ? 1 : 0); }
+  std::size_t lines_appended() const noexcept { return records + (placement.fragment_isolated ? 1 : 0); }
+  std::size_t bytes_appended() const noexcept { return bytes + (placement.fragment_isolated ? 1 : 0); }
   // The file's size once it landed whole.
-  std::uint64_t end() const noexcept { return payload_offset.value_or(0) + bytes; }
+  std::uint64_t end() const noexcept { return placement.payload_offset.value_or(0) + bytes; }
 };
 
 // Lifecycle: the write worker calls append() for each append of a commit, in order;
@@ -93,10 +104,17 @@ class Sink {
   // anything else an unexpected error (logged at ERROR).
   virtual void append(const FileAppend& append, AppendOutcome& outcome) = 0;
 
-  // Makes what this commit's appends wrote durable. Each outcome whose bytes could not
-  // be made so gets an error and counts as landed whole (`landed` its bytes, `touched`
-  // its records): its records are unknown.
-  virtual void make_durable(std::span<AppendOutcome> outcomes) = 0;
+  // Whether make_durable can make its appends durable: what durable means is the sink's
+  // to say. A writer asked for durability refuses, at construction, a sink that cannot.
+  virtual bool can_be_made_durable() const noexcept { return false; }
+
+  // Makes what this commit's appends wrote durable; called only when
+  // can_be_made_durable(), which a sink that overrides it must say. Each outcome whose
+  // bytes could not be made so gets an error and counts as landed whole (`landed` its
+  // bytes, `touched` its records): its records are unknown.
+  virtual void make_durable(std::span<AppendOutcome>) {
+    throw std::logic_error("make_durable was called on a sink that cannot be made durable");
+  }
 
   // The commit is over: whatever was held open for it is released.
   virtual void end_commit() noexcept {}
@@ -131,6 +149,7 @@ class FileSink : public Sink {
   ~FileSink() override;
 
   void append(const FileAppend& append, AppendOutcome& outcome) override;
+  bool can_be_made_durable() const noexcept override { return true; }
   void make_durable(std::span<AppendOutcome> outcomes) override;
   void end_commit() noexcept override;
   bool writes_files() const noexcept override { return true; }

@@ -49,7 +49,11 @@ struct WriteSide::State {
         rotating(writer->options.output_dir ? std::make_unique<RotatingSink>(writer->options, *configured, accounts)
                                             : nullptr),
         sink(rotating ? static_cast<Sink&>(*rotating) : *configured) {
-    if (writer->options.durability.enabled && writer->options.output_dir) books.emplace(writer->options, accounts);
+    const WriterOptions& options = writer->options;
+    // An inert writer (no output directory, a sink that writes files) has no books.
+    if (options.durability.enabled && (options.output_dir || options.durability.books_dir)) {
+      books.emplace(options, accounts);
+    }
     spent_texts.reserve(std::max<std::size_t>(1, writer->options.queue_size / writer->options.batch_size));
   }
 
@@ -60,7 +64,7 @@ struct WriteSide::State {
   // With an output directory: the writer's own file, named and rotated over `configured`.
   const std::unique_ptr<RotatingSink> rotating;
   Sink& sink;                        // where appends go: `rotating`, or else `configured`
-  std::optional<WriterBooks> books;  // with durability and an output directory
+  std::optional<WriterBooks> books;  // with durability
   // Held while a commit is booked and while a document is made and published, so that a
   // document's counts agree with its file books. The worker takes it before `mutex`, so
   // that a publication stuck in the filesystem never holds up close's cancellation.
@@ -194,7 +198,7 @@ struct WriteSide::State {
   // after a run says how many records the run lost. Without durability every record of
   // a failed append is dropped; with it, those its landed bytes touch are unknown.
   void book(const AppendOutcome& outcome) {
-    if (outcome.recreated_directory) {
+    if (outcome.placement.recreated_directory) {
       accounts.add(Counter::directories_recreated);
       if (outcome.succeeded()) {
         log(LogLevel::warning, "Recreated the missing " + subject() + " JSONL directory '" +
