@@ -115,24 +115,20 @@ std::optional<std::filesystem::path> WriteSide::current_file() const {
 }
 
 std::optional<std::filesystem::path> WriteSide::books_file() const {
-  if (!state_->books) return std::nullopt;
-  return state_->books->document_file();
+  if (!state_->publication) return std::nullopt;
+  return state_->publication->document_file();
 }
 
 bool WriteSide::durable() const noexcept { return state_->durable(); }
 
-void WriteSide::publish(bool urgent) { state_->publish(urgent); }
+void WriteSide::publish(bool urgent) { state_->publication->publish(urgent); }
 
 void WriteSide::publish_closed(std::chrono::milliseconds timeout) {
   auto published = std::make_shared<std::promise<std::string>>();
   std::future<std::string> outcome = published->get_future();
   // The thread holds the state: a publication that outlives close touches nothing freed.
   std::thread publisher = state_->writer->launch([state = state_, published] {
-    std::string error;
-    const std::lock_guard lock(state->books_mutex);
-    state->books->publish_if_due(state->writer->books_view(), true, true, error);
-    state->remove_booked_deleted();
-    published->set_value(std::move(error));
+    published->set_value(state->publication->publish_closed());
   });
   if (outcome.wait_for(timeout) != std::future_status::ready) {
     publisher.detach();

@@ -1,6 +1,7 @@
 // The write worker: the thread behind WriteSide, its jobs and the commit policy (plain:
-// each append booked as performed; durable: group commit, then the books). An
-// implementation partition: only the write side's implementation imports it.
+// each append booked as performed; durable: group commit, then the books through
+// :publication). An implementation partition: only the write side's implementation
+// imports it.
 module;
 
 #include <algorithm>
@@ -23,7 +24,7 @@ module jsonl.writer:write_worker;
 
 import :write_side;
 import :rotating_sink;
-import :books;
+import :publication;
 
 namespace jsonl::detail {
 
@@ -39,6 +40,21 @@ struct CommitEnd {
   ~CommitEnd() { sink.end_commit(); }
 };
 
+// Everything the write side's threads share, gathered in one place as OpenTelemetry's
+// batch processors gather theirs (SynchronizationData). WriteSide, the worker thread and
+// close's publisher each hold it by shared_ptr, so that an append or a publication close
+// walked away from touches nothing freed. Its parts, each with its own rule:
+//   - the configuration and the sink chain: set at construction, then read by any thread;
+//     the sinks are called by the worker only (the current file's name, which any thread
+//     may read, is under RotatingSink's own lock);
+//   - the hand-off, guarded by `mutex` and signalled by `changed`: the drain hands jobs
+//     in (hand_off, wait_idle) and takes spent buffers back (reclaim); close cancels and
+//     stops; the worker takes jobs and says when it is done with them;
+//   - the publication (:publication), with its own lock, taken before `mutex` and never
+//     while holding it: the worker books each durable commit there; the worker, flush
+//     and close publish;
+//   - the worker's alone: the outcomes it reuses, its run of failures, and the files
+//     retention let go since its last commit was booked.
 struct WriteSide::State {
   State(std::shared_ptr<WriterState> writer_state, std::shared_ptr<Sink> configured_sink)
       : writer(std::move(writer_state)),
@@ -52,24 +68,21 @@ struct WriteSide::State {
     const WriterOptions& options = writer->options;
     // An inert writer (no output directory, a sink that writes files) has no books.
     if (options.durability.enabled && (options.output_dir || options.durability.books_dir)) {
-      books.emplace(options, accounts);
+      publication.emplace(writer);
     }
     spent_texts.reserve(std::max<std::size_t>(1, writer->options.queue_size / writer->options.batch_size));
   }
 
+  // The configuration and the sink chain.
   const std::shared_ptr<WriterState> writer;
   Accounts& accounts;
   const bool own_destination;  // the configuration's sink writes no files
   const std::shared_ptr<Sink> configured;
   // With an output directory: the writer's own file, named and rotated over `configured`.
   const std::unique_ptr<RotatingSink> rotating;
-  Sink& sink;                        // where appends go: `rotating`, or else `configured`
-  std::optional<WriterBooks> books;  // with durability
-  // Held while a commit is booked and while a document is made and published, so that a
-  // document's counts agree with its file books. The worker takes it before `mutex`, so
-  // that a publication stuck in the filesystem never holds up close's cancellation.
-  std::mutex books_mutex;
+  Sink& sink;  // where appends go: `rotating`, or else `configured`
 
+  // The hand-off, guarded by `mutex`.
   std::mutex mutex;
   std::condition_variable changed;
   std::vector<WriteJob> pending;    // handed off, not yet taken by the thread
@@ -81,24 +94,23 @@ struct WriteSide::State {
   bool cancelled = false;
   bool stopping = false;
   bool publishing = false;  // idle, and publishing the books
-
-  // The worker's alone: the current run of failed appends (the records it lost; none: no
-  // run) and whether its filesystem refusal was warned of; with durability, the files
-  // retention let go since the last commit was booked.
-  std::uint64_t lost_in_run = 0;
-  bool run_warned = false;
-  std::vector<std::filesystem::path> expired_files;
-  // Guarded by books_mutex: files the books mark deleted, to be deleted once a
-  // publication that says so has landed.
-  std::vector<std::filesystem::path> booked_deleted;
-  // The outcomes of the appends performed now, kept to be reset rather than made anew.
-  std::vector<AppendOutcome> outcomes;
-
   // What performed jobs leave for the drain to fill again (WriteSide::reclaim). Room for
   // the texts of as many full batches as the queue holds, made at once: the first round
   // that fills many batches does not grow it.
   std::vector<std::string> spent_texts;
   std::vector<std::vector<FileAppend>> spent_lists;
+
+  // The publication: with durability, for a writer that writes somewhere.
+  std::optional<Publication> publication;
+
+  // The worker's alone: the current run of failed appends (the records it lost; none: no
+  // run) and whether its filesystem refusal was warned of; with durability, the files
+  // retention let go since the last commit was booked; the outcomes of the appends
+  // performed now, kept to be reset rather than made anew.
+  std::uint64_t lost_in_run = 0;
+  bool run_warned = false;
+  std::vector<std::filesystem::path> expired_files;
+  std::vector<AppendOutcome> outcomes;
 
   // Keeps the buffers of the jobs taken, emptied; under `mutex`. A text grown far
   // beyond what a round needs (one huge record) is freed instead.
@@ -116,7 +128,7 @@ struct WriteSide::State {
   }
   static constexpr std::size_t largest_spent_text = std::size_t{16} << 20;
 
-  bool durable() const noexcept { return books.has_value(); }
+  bool durable() const noexcept { return publication.has_value(); }
   bool idle() const noexcept { return !busy && pending.empty(); }
   bool can_take(std::size_t records) const noexcept {
     return idle() || (durable() && pending_records + records <= writer->options.queue_size);
@@ -163,24 +175,9 @@ struct WriteSide::State {
       if (durable()) {
         expired_files.push_back(std::move(file));
       } else {
-        remove_expired(file);
+        remove_expired(*writer, file);
       }
     }
-  }
-
-  // Deletes a file retention let go; one already gone is no failure.
-  void remove_expired(const std::filesystem::path& file) {
-    if (writer->options.durability.calls->unlink(file) == 0 || errno == ENOENT) return;
-    log(LogLevel::warning, "Could not delete old " + subject() + " JSONL file " + file.string() + ": " +
-                               std::generic_category().message(errno));
-  }
-
-  // With books_mutex held, after a publication: deletes the files the books mark
-  // deleted once a document that says so has landed.
-  void remove_booked_deleted() {
-    if (!books->deletions_published()) return;
-    for (const std::filesystem::path& file : booked_deleted) remove_expired(file);
-    booked_deleted.clear();
   }
 
   static void refused(const FileAppend& append, std::string error, bool unexpected, AppendOutcome& outcome) {
@@ -257,41 +254,16 @@ struct WriteSide::State {
       }
       sink.make_durable(performed);
     }
-    bool failed = false;
+    bool urgent = false;
     {
-      const std::lock_guard books_lock(books_mutex);
+      const std::unique_lock books_lock = publication->hold();
       const std::lock_guard lock(mutex);
       if (abandoned) return;
       unaccounted = 0;
-      for (const AppendOutcome& outcome : performed) {
-        books->book(outcome);
-        book(outcome);
-        failed = failed || !outcome.succeeded();
-      }
-      for (std::filesystem::path& file : expired_files) {
-        books->deleted(file);
-        booked_deleted.push_back(std::move(file));
-      }
-      expired_files.clear();
-      // Urgent when files wait to be deleted: they go only once the books say so.
-      failed = failed || !booked_deleted.empty();
+      urgent = publication->book(performed, expired_files);
+      for (const AppendOutcome& outcome : performed) book(outcome);
     }
-    publish(failed);
-  }
-
-  // Publishes the books if due (WriterBooks::publish_if_due), logging a failure
-  // (WARNING, rate-limited). Any thread.
-  void publish(bool urgent) {
-    std::string error;
-    {
-      const std::lock_guard lock(books_mutex);
-      const bool landed = books->publish_if_due(writer->books_view(), urgent, false, error);
-      remove_booked_deleted();
-      if (landed) return;
-    }
-    if (at_log_point(accounts.count(Counter::publication_errors))) {
-      log(LogLevel::warning, "Failed to publish " + subject() + " JSONL books: " + error);
-    }
+    publication->publish(urgent);
   }
 
   // Publishes with `lock` released, marked publishing meanwhile, so that stop() leaves
@@ -299,7 +271,7 @@ struct WriteSide::State {
   void publish_unlocked(std::unique_lock<std::mutex>& lock, bool urgent) {
     publishing = true;
     lock.unlock();
-    publish(urgent);
+    publication->publish(urgent);
     lock.lock();
     publishing = false;
   }
