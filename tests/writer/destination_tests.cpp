@@ -132,6 +132,23 @@ class AcknowledgedSink : public jsonl::FileSink {
   std::atomic<bool> refusing{false};
 };
 
+// Three commits of ten records, the second refused by the sink's make_durable: 20
+// records persisted, 10 unknown, none lost.
+template <class RefusingSink>
+void three_commits_the_second_refused(jsonl::JsonlRecordWriter<>& writer, RefusingSink& sink) {
+  writer.start();
+  for (int commit = 0; commit < 3; ++commit) {
+    sink.refusing = commit == 1;
+    for (int i = 0; i < 10; ++i) BOOST_TEST_REQUIRE(writer.submit(numbered(commit * 10 + i)));
+    BOOST_TEST_REQUIRE(writer.flush(10s));
+  }
+  writer.close();
+  const jsonl::WriterStats stats = writer.stats();
+  BOOST_TEST(stats.written == 20u);
+  BOOST_TEST(stats.unknown == 10u);
+  BOOST_TEST(accounting_holds(stats));
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(destinations)
@@ -304,17 +321,7 @@ BOOST_AUTO_TEST_CASE(a_sinks_own_make_durable_decides_which_records_are_persiste
   options.durability.enabled = true;
   auto sink = std::make_shared<AcknowledgedSink>();
   jsonl::JsonlRecordWriter<> writer(std::move(options), lines(), sink);
-  writer.start();
-  for (int commit = 0; commit < 3; ++commit) {
-    sink->refusing = commit == 1;
-    for (int i = 0; i < 10; ++i) BOOST_TEST_REQUIRE(writer.submit(numbered(commit * 10 + i)));
-    BOOST_TEST_REQUIRE(writer.flush(10s));
-  }
-  writer.close();
-  const jsonl::WriterStats stats = writer.stats();
-  BOOST_TEST(stats.written == 20u);
-  BOOST_TEST(stats.unknown == 10u);
-  BOOST_TEST(accounting_holds(stats));
+  three_commits_the_second_refused(writer, *sink);
   BOOST_TEST(jsonl_test::read_file(writer.path().value()) == numbered_lines(0, 30));
 }
 
@@ -328,17 +335,7 @@ BOOST_AUTO_TEST_CASE(a_durable_destination_of_its_own_publishes_its_counts_in_th
   options.durability.books_dir = directory.path() / "books";
   auto sink = std::make_shared<ReplicatedMemorySink>();
   jsonl::JsonlRecordWriter<> writer(std::move(options), lines(), sink);
-  writer.start();
-  for (int commit = 0; commit < 3; ++commit) {
-    sink->refusing = commit == 1;
-    for (int i = 0; i < 10; ++i) BOOST_TEST_REQUIRE(writer.submit(numbered(commit * 10 + i)));
-    BOOST_TEST_REQUIRE(writer.flush(10s));
-  }
-  writer.close();
-  const jsonl::WriterStats stats = writer.stats();
-  BOOST_TEST(stats.written == 20u);
-  BOOST_TEST(stats.unknown == 10u);
-  BOOST_TEST(accounting_holds(stats));
+  three_commits_the_second_refused(writer, *sink);
   BOOST_TEST(sink->text() == numbered_lines(0, 30));
 
   const std::optional<std::filesystem::path> books = writer.books_file();
