@@ -22,6 +22,7 @@ int durability(const Settings& settings);
 int handoff(const Settings& settings);
 int overload_pinned(const Settings& settings);
 int compression(const Settings& settings);
+int compression_ratio(const Settings& settings);
 // Writes a generated corpus of raw records, one JSON value a line, to <shm>/corpus.jsonl
 // (for the replay figures, which tools/bench/run measures).
 int corpus(const Settings& settings);
