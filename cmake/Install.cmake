@@ -31,7 +31,9 @@ set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION "libdevel")
 # The module interface units are compiled by the consumer, against these headers: the
-# Boost.JSON of the release the package was built with.
+# Boost.JSON of the release the package was built with. What the installed jsonl-perf
+# loads (spdlog, simdjson, fmt, the C and C++ runtimes) dpkg-shlibdeps adds.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
-  "libboost-json${Boost_VERSION_MAJOR}.${Boost_VERSION_MINOR}-dev, libtbb-dev, libzstd-dev, libc6, libstdc++6")
+  "libboost-json${Boost_VERSION_MAJOR}.${Boost_VERSION_MINOR}-dev, libtbb-dev, libzstd-dev")
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 include(CPack)

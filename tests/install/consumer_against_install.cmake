@@ -2,6 +2,7 @@
 # configures, builds and runs examples/consumer against what was installed.
 #   -D MODE=prefix|deb -D BUILD_DIR=... -D SOURCE_DIR=... -D SCRATCH=...
 #   -D CXX_COMPILER=... -D SCAN_DEPS=... -D CXX_FLAGS=... -D LINKER_FLAGS=...
+cmake_minimum_required(VERSION 3.28)  # run with -P: the policies of the build's CMake
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
   if(NOT result EQUAL 0)
@@ -53,16 +54,55 @@ elseif(MODE STREQUAL "deb")
   # Every package named is one this machine has: a name written for another Boost
   # release would not be installable here.
   string(REGEX REPLACE "[ \n]" "" depends "${depends}")
+  string(REGEX REPLACE "\\([^)]*\\)" "" depends "${depends}")  # version constraints
   string(REPLACE "," ";" depends "${depends}")
+  # A name may be a virtual package (libspdlog1.10-fmt9) that an installed one provides.
+  execute_process(COMMAND dpkg-query -W -f=\${db:Status-Abbrev}\${Provides},\n OUTPUT_VARIABLE installed ERROR_QUIET)
+  string(PREPEND installed "\n")
   foreach(dependency IN LISTS depends)
-    execute_process(COMMAND dpkg-query -W -f=\${Status} "${dependency}" OUTPUT_VARIABLE status ERROR_QUIET)
-    if(NOT status MATCHES "installed")
-      message(FATAL_ERROR "the .deb depends on ${dependency}, which is not an installed package here")
+    execute_process(COMMAND dpkg-query -W -f=\${db:Status-Abbrev} "${dependency}" OUTPUT_VARIABLE status ERROR_QUIET)
+    string(REGEX REPLACE "([.+])" "\\\\\\1" pattern "${dependency}")  # libstdc++6
+    if(NOT status MATCHES "^ii" AND NOT installed MATCHES "\nii ([^\n]*[ ,])?${pattern}[ ,(]")
+      message(FATAL_ERROR "the .deb depends on ${dependency}, which no package installed here is or provides")
     endif()
   endforeach()
   set(root "${SCRATCH}/root")
   run(dpkg -x "${debs}" "${root}")
   set(prefix "${root}/usr")
+  # jsonl-perf, which the package installs, runs on what Depends installs: each shared
+  # library it loads belongs to a package Depends names.
+  run(ldd "${prefix}/bin/jsonl-perf")
+  string(REGEX MATCHALL "=> /[^ \n]+" loaded "${run_output}")
+  foreach(match IN LISTS loaded)
+    string(REGEX REPLACE "^=> " "" library "${match}")
+    # dpkg knows a library by the path its package ships, with or without /usr.
+    string(REGEX REPLACE "^/usr/lib/" "/lib/" without_usr "${library}")
+    string(REGEX REPLACE "^/lib/" "/usr/lib/" with_usr "${library}")
+    set(owner "")
+    foreach(path IN ITEMS "${library}" "${without_usr}" "${with_usr}")
+      execute_process(COMMAND dpkg -S "${path}" RESULT_VARIABLE result OUTPUT_VARIABLE found ERROR_QUIET)
+      if(result EQUAL 0)
+        string(REGEX REPLACE "[:,].*" "" owner "${found}")
+        break()
+      endif()
+    endforeach()
+    if(owner STREQUAL "")
+      message(FATAL_ERROR "jsonl-perf loads ${library}, which no installed package ships")
+    endif()
+    # Depends may name it by a virtual package it provides (libspdlog1.10-fmt9).
+    execute_process(COMMAND dpkg-query -W -f=\${Provides} "${owner}" OUTPUT_VARIABLE provides ERROR_QUIET)
+    string(REGEX REPLACE "\\([^)]*\\)| " "" provides "${provides}")
+    string(REPLACE "," ";" names "${owner},${provides}")
+    set(named FALSE)
+    foreach(name IN LISTS names)
+      if(name IN_LIST depends)
+        set(named TRUE)
+      endif()
+    endforeach()
+    if(NOT named)
+      message(FATAL_ERROR "jsonl-perf loads ${library} (${owner}), which the .deb does not depend on: ${depends}")
+    endif()
+  endforeach()
 else()
   message(FATAL_ERROR "MODE must be prefix or deb")
 endif()
