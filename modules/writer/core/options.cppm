@@ -118,8 +118,8 @@ struct WriterOptions {
   //   - a record whose append failed after bytes may have landed (the write stopped
   //     part way, or the fsync failed) is unknown (`WriterStats::unknown`): neither
   //     claimed nor dropped. The rest of a failed append is dropped as a write error.
-  //   - the writer publishes its books, "<output_dir>/_writer/<generation>.json"
-  //     (schema "jsonl-writer-books/2"): its counts, and per file (its "shards") the
+  //   - the writer publishes its books, "<output_dir>/_writer/<generation>.json" (or in
+  //     `books_dir`, below) (schema "jsonl-writer-books/2"): its counts, and per file (its "shards") the
   //     byte range its durable appends hold and the extents of failed ones. The
   //     reference's request-trace writer uses the same names. Published atomically
   //     (temporary file, fsync, rename, directory fsync): when the worker starts; after

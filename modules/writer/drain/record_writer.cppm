@@ -183,8 +183,8 @@ class JsonlRecordWriter {
   // disabled.
   std::optional<std::filesystem::path> path() const { return write_side_.current_file(); }
 
-  // With durability and an output directory, where the books are published
-  // ("<output_dir>/_writer/<generation>.json"); empty otherwise.
+  // With durability, where the books are published ("<output_dir>/_writer/<generation>.json",
+  // or in the books directory of a sink that writes no files); empty otherwise.
   std::optional<std::filesystem::path> books_file() const { return write_side_.books_file(); }
 
   // A snapshot of the counters (see WriterStats). Thread-safe, lock-free, never blocks.

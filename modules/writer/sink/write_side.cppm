@@ -64,7 +64,7 @@ class WriteSide {
 
   // The writer's current file; empty before start() and when it failed.
   std::optional<std::filesystem::path> current_file() const;
-  // With durability and an output directory, where the books are published.
+  // With durability (and an output or books directory), where the books are published.
   std::optional<std::filesystem::path> books_file() const;
   bool durable() const noexcept;
   // Publishes the books when they changed (flush); a failure is logged (WARNING).
