@@ -3,9 +3,13 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -92,5 +96,14 @@ inline std::vector<std::string> read_lines(const std::filesystem::path& file) {
 inline bool contains(std::string_view text, std::string_view part) {
   return text.find(part) != std::string_view::npos;
 }
+
+// A wall clock the test moves by hand (WriterOptions::clock).
+struct ManualClock {
+  std::shared_ptr<std::atomic<std::int64_t>> seconds = std::make_shared<std::atomic<std::int64_t>>(1'790'000'000);
+  std::function<std::chrono::system_clock::time_point()> function() const {
+    return [seconds = seconds] { return std::chrono::system_clock::time_point(std::chrono::seconds(seconds->load())); };
+  }
+  void advance(std::chrono::seconds by) const { seconds->fetch_add(by.count()); }
+};
 
 }  // namespace jsonl_test

@@ -127,6 +127,18 @@ BOOST_AUTO_TEST_CASE(compressed_rotation_and_retention_hold_from_every_crash_poi
   BOOST_TEST(explore() > 0u);
 }
 
+BOOST_AUTO_TEST_CASE(a_frame_spanning_appends_holds_from_every_crash_point_inside_it_and_before_its_end) {
+  auto writer = make_writer(compressed());
+  writer->start();
+  for (int run = 0; run < 3; ++run) {
+    submit(*writer, 4, 4 * run, "é");
+    BOOST_TEST_REQUIRE(writer->flush(10s));
+  }
+  writer->close();
+  BOOST_TEST(writer->stats().appends >= 3u);
+  BOOST_TEST(explore() > 0u);
+}
+
 BOOST_AUTO_TEST_CASE(a_compressed_frame_cut_off_after_a_full_disk_holds_from_every_crash_point) {
   const auto writer = meet_a_full_disk(compressed());
   BOOST_TEST(writer->stats().dropped(jsonl::DropReason::write_error) == 4u);

@@ -44,14 +44,7 @@ class FullDiskSink : public jsonl::FileSink {
   mutable std::atomic<bool> full{false};
 };
 
-// A wall clock the test moves by hand.
-struct ManualClock {
-  std::shared_ptr<std::atomic<std::int64_t>> seconds = std::make_shared<std::atomic<std::int64_t>>(1'790'000'000);
-  std::function<std::chrono::system_clock::time_point()> function() const {
-    return [seconds = seconds] { return std::chrono::system_clock::time_point(std::chrono::seconds(seconds->load())); };
-  }
-  void advance(std::chrono::seconds by) const { seconds->fetch_add(by.count()); }
-};
+using jsonl_test::ManualClock;
 
 // This writer's files in `directory`, oldest name first (names sort by time and suffix
 // within this test's few files).

@@ -3,10 +3,7 @@
 // against the same records plain, and against the cost floor, compressing the same lines
 // alone with libzstd on as many threads (a frame per batch, nothing else done), and
 // against serializing and compressing them alone (what bounds a writer that must do
-// both); where
-// compression runs, on the drain beside serialization (the writer's way) against on the
-// write worker (a sink that compresses each append, built here only to measure it); and
-// durable + compressed on the working disk against durable plain.
+// both); and durable + compressed on the working disk against durable plain.
 #include <zstd.h>
 
 #include <algorithm>
@@ -32,25 +29,7 @@ using Record = jsonl::perf::PerfMetricsRecord;
 
 constexpr int level = 1;
 
-// Compresses each append into one frame on the write worker, then appends it as
-// FileSink does: compression off the drain.
-class CompressingSink : public jsonl::FileSink {
- public:
-  void append(const jsonl::FileAppend& append, jsonl::AppendOutcome& outcome) override {
-    frame_.file = append.file;
-    frame_.records = append.records;
-    frame_.frame_content_size.reset();
-    frame_.bytes.assign(append.bytes);
-    compressor_.compress(frame_);
-    FileSink::append(frame_, outcome);
-  }
-
- private:
-  jsonl::detail::FrameCompressor compressor_{level};
-  jsonl::FileAppend frame_;
-};
-
-enum class Where { plain, drain, write_worker };
+enum class Where { plain, compressed };
 
 struct Run {
   double records_per_second = 0;
@@ -61,12 +40,9 @@ struct Run {
 // submit until close() has written the last.
 Run end_to_end(std::vector<Record> records, const std::filesystem::path& directory, Where where, bool durable = false) {
   auto options = jsonl::perf_metrics_options(fresh_directory(directory), "bench", [](jsonl::LogLevel, std::string_view) {});
-  if (where == Where::drain) options.compression = jsonl::Compression::zstd(level);
+  if (where == Where::compressed) options.compression = jsonl::Compression::zstd(level);
   options.durability.enabled = durable;
-  std::shared_ptr<jsonl::Sink> sink;
-  if (where == Where::write_worker) sink = std::make_shared<CompressingSink>();
-  jsonl::JsonlRecordWriter<Record> writer(std::move(options), std::make_shared<jsonl::PerfMetricsTypedFormat>(),
-                                          std::move(sink));
+  jsonl::JsonlRecordWriter<Record> writer(std::move(options), std::make_shared<jsonl::PerfMetricsTypedFormat>());
   const double seconds = seconds_writing_all(writer, records);
   const jsonl::WriterStats stats = writer.stats();
   if (stats.written != records.size()) std::printf("warning: wrote %zu of %zu\n", std::size_t(stats.written), records.size());
@@ -151,15 +127,14 @@ int compression(const Settings& settings) {
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   const std::vector<std::string> batches = serialized_batches(data);
 
-  end_to_end(typed_records(count / 4, Shape::worker), shm, Where::drain);  // warm-up
+  end_to_end(typed_records(count / 4, Shape::worker), shm, Where::compressed);  // warm-up
   // Three rounds, each of every way on the same records, so that a slow stretch of a
   // shared machine falls on all of them; the medians are compared.
-  std::vector<Run> plain, drain, worker;
+  std::vector<Run> plain, drain;
   std::vector<double> floor, serializing_floor;
   for (int round = 0; round < 3; ++round) {
     plain.push_back(end_to_end(data, shm, Where::plain));
-    drain.push_back(end_to_end(data, shm, Where::drain));
-    worker.push_back(end_to_end(data, shm, Where::write_worker));
+    drain.push_back(end_to_end(data, shm, Where::compressed));
     floor.push_back(compressing_alone(batches, count, threads));
     serializing_floor.push_back(serializing_and_compressing_alone(data, threads));
   }
@@ -170,7 +145,6 @@ int compression(const Settings& settings) {
   };
   const double plain_rate = median_rate(plain);
   const double drain_rate = median_rate(drain);
-  const double worker_rate = median_rate(worker);
   const double floor_rate = percentile(floor, 50);
   const double perf_ratio = plain.front().bytes_per_record / drain.front().bytes_per_record;
   figure("compression_perf_metrics_plain_bytes", plain.front().bytes_per_record, "bytes/record");
@@ -187,14 +161,12 @@ int compression(const Settings& settings) {
   const double serializing_rate = percentile(serializing_floor, 50);
   figure("compression_serializing_and_compressing_alone", serializing_rate, "records/s");
   figure("compression_e2e_zstd1_ratio_to_serializing_and_compressing_alone", drain_rate / serializing_rate, "x");
-  figure("compression_e2e_zstd1_on_write_worker", worker_rate, "records/s");
-  figure("compression_drain_ratio_to_write_worker", drain_rate / worker_rate, "x");
 
   // Durable on the working disk: what compression saves where every byte is fsync()ed.
   const auto disk = settings.disk_dir / "compression";
   const std::vector<Record> durable_data(data.begin(), data.begin() + count / 2);
   const Run durable_plain = end_to_end(durable_data, disk, Where::plain, true);
-  const Run durable_packed = end_to_end(durable_data, disk, Where::drain, true);
+  const Run durable_packed = end_to_end(durable_data, disk, Where::compressed, true);
   figure("compression_durable_plain_typed", durable_plain.records_per_second, "records/s");
   figure("compression_durable_zstd1_typed", durable_packed.records_per_second, "records/s");
   figure("compression_durable_zstd1_ratio_to_plain",

@@ -135,7 +135,6 @@ struct Piece {
   std::uint64_t end;
   bool last;
   bool compressed = false;
-  std::uint64_t torn_frame_bytes = 0;
 };
 
 // What one piece holds, merged with the others' in file order.
@@ -194,7 +193,8 @@ std::uint64_t next_line_start(const FileReader& reader, std::uint64_t from, std:
 
 // A compressed file's pieces: frames, found by their headers (nothing is decoded), taken
 // until a piece holds about `piece_bytes` of content at a usual ratio. What follows the
-// last whole frame (a torn frame, or bytes that are no frame) rides on the last piece.
+// last whole frame (the frame a writer is writing or left, or bytes that are no frame)
+// is the last piece: decoded as far as its appends were written whole.
 void add_frame_pieces(std::size_t f, const FileReader& reader, std::uint64_t size, std::vector<Piece>& pieces) {
   constexpr std::uint64_t compressed_piece_bytes = piece_bytes / 8;
   std::string window;  // bytes of the file from window_at
@@ -229,7 +229,7 @@ void add_frame_pieces(std::size_t f, const FileReader& reader, std::uint64_t siz
       begin = at;
     }
   }
-  if (at < size) pieces.push_back({f, begin, at, true, true, size - at});
+  if (at < size) pieces.push_back({f, begin, size, true, true});
 }
 
 std::vector<Piece> pieces_of(const std::vector<std::filesystem::path>& files) {
@@ -324,11 +324,12 @@ void load_piece(const Piece& piece, const std::filesystem::path& file, std::uint
     offset += got;
   }
   lines.finish(take_line);
-  if (piece.torn_frame_bytes != 0) {
+  if (frames && !frames->between_pieces()) {
     ++result.lines;
     ++result.torn_lines;
-    result.notes.emplace_back(result.lines, "torn zstd frame at the end (" + std::to_string(piece.torn_frame_bytes) +
-                                                " bytes) or bytes that are no frame, skipped");
+    result.notes.emplace_back(result.lines, "torn zstd frame at the end (" +
+                                                std::to_string(frames->bytes_since_piece_end()) +
+                                                " bytes after its last whole block), skipped");
   }
 }
 

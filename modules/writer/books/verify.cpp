@@ -96,30 +96,52 @@ bool is_data_file(const std::filesystem::path& file) {
   return file.extension() == ".jsonl" || (is_compressed_file(file) && file.stem().extension() == ".jsonl");
 }
 
-// Feeds `lines` the lines [begin, end) of `file` holds: its bytes, or for a compressed
-// file the content of the frames they hold. Says whether the range ended between
-// frames (a plain range always does). A torn frame's content is fed as far as it
-// decodes; with `tolerant`, corrupt data ends the range rather than the check.
-bool feed_lines(ReadOnlyFile& file, bool compressed, std::uint64_t begin, std::uint64_t end,
-                detail::LineScan& lines, bool tolerant = false) {
-  if (!compressed) {
-    file.read(begin, end, [&](std::string_view bytes) { lines.feed(bytes); });
+// The lines of a file's ranges, read in file order. A compressed file's frames span
+// appends, so its ranges are decoded by one decoder from `from` (where a frame starts:
+// the file's start, or where a writer began appending), through any bytes between them.
+class RangeReader {
+ public:
+  RangeReader(ReadOnlyFile& file, bool compressed, std::uint64_t from)
+      : file_(file), compressed_(compressed), at_(from) {}
+
+  // Feeds `lines` the lines [begin, end) holds: its bytes, or its content decoded.
+  // Says whether the range ends where a piece the writer flushed can end (a plain range
+  // always does). With `tolerant`, content that does not decode ends the range rather
+  // than the check, and the range counts as not ending so.
+  bool feed(std::uint64_t begin, std::uint64_t end, detail::LineScan& lines, bool tolerant = false) {
+    if (!compressed_) {
+      file_.read(begin, end, [&](std::string_view bytes) { lines.feed(bytes); });
+      lines.end_segment();
+      return true;
+    }
+    if (!decoder_) decoder_.emplace();
+    if (begin < at_) throw std::logic_error("ranges are read in file order");
+    bool whole = true;
+    try {
+      decode(at_, begin, [](std::string_view) {});
+      decode(begin, end, [&](std::string_view content) { lines.feed(content); });
+      whole = decoder_->between_pieces();
+    } catch (const std::runtime_error&) {
+      if (!tolerant) throw;
+      decoder_.reset();
+      whole = false;
+    }
+    at_ = end;
     lines.end_segment();
-    return true;
+    return whole;
   }
-  ZstdDecoder frames;
-  try {
-    file.read(begin, end, [&](std::string_view bytes) {
-      frames.decode(bytes, [&](std::string_view content) { lines.feed(content); });
-    });
-  } catch (const std::runtime_error&) {
-    if (!tolerant) throw;
-    lines.end_segment();
-    return false;
+
+ private:
+  template <class Take>
+  void decode(std::uint64_t begin, std::uint64_t end, const Take& take) {
+    file_.read(begin, end, [&](std::string_view bytes) { decoder_->decode(bytes, take); });
   }
-  lines.end_segment();
-  return frames.between_frames();
-}
+
+  ReadOnlyFile& file_;
+  const bool compressed_;
+  std::optional<ZstdDecoder> decoder_;
+  std::uint64_t at_;  // where the decoder stopped, or is to start
+};
 
 // Reads `path` (a regular file, not through a symbolic link) as JSON, if it is not too
 // large to read whole.
@@ -160,11 +182,12 @@ FileCheck check_file(const std::filesystem::path& output_dir, const detail::File
     detail::LineScan records(detail::LineScan::check_json);
     detail::LineScan unknown(detail::LineScan::count_only);
     const bool compressed = is_compressed_file(claim.file);
-    // Persisted bytes are whole frames; an unknown extent may hold part of one.
+    RangeReader ranges(file, compressed, check.start_offset);
+    // Persisted bytes end where the writer's appends do; an unknown extent may not.
     const auto scan_persisted = [&](std::uint64_t begin, std::uint64_t end) {
-      if (!feed_lines(file, compressed, begin, end, records)) {
+      if (!ranges.feed(begin, end, records)) {
         throw std::runtime_error("the persisted bytes [" + std::to_string(begin) + ", " + std::to_string(end) +
-                                 ") end inside a zstd frame");
+                                 ") end inside a piece of a zstd frame");
       }
     };
     std::uint64_t at = check.start_offset;
@@ -172,7 +195,7 @@ FileCheck check_file(const std::filesystem::path& output_dir, const detail::File
       if (extent.start >= check.persisted_end) break;
       scan_persisted(at, extent.start);
       at = std::min(extent.start + extent.landed, check.persisted_end);
-      feed_lines(file, compressed, extent.start, at, unknown, true);
+      ranges.feed(extent.start, at, unknown, true);
     }
     scan_persisted(at, check.persisted_end);
     check.records = records.parsed();
@@ -205,11 +228,11 @@ UnaccountedBytes measure_unclaimed(const std::filesystem::path& output_dir, std:
   unclaimed.size = data.size();
   std::sort(ranges.begin(), ranges.end());
   detail::LineScan lines(detail::LineScan::count_only);
-  const bool compressed = is_compressed_file(unclaimed.file);
+  RangeReader reader(data, is_compressed_file(unclaimed.file), 0);
   const auto gap = [&](std::uint64_t begin, std::uint64_t end) {
     if (begin >= end) return;
     unclaimed.unclaimed_bytes += end - begin;
-    if (!feed_lines(data, compressed, begin, end, lines, true)) ++unclaimed.torn_frames;
+    if (!reader.feed(begin, end, lines, true)) ++unclaimed.torn_frames;
   };
   std::uint64_t at = 0;
   for (const auto& [begin, end] : ranges) {

@@ -63,9 +63,9 @@ struct UnaccountedBytes {
   std::uint64_t unclaimed_bytes = 0;
   std::uint64_t whole_lines = 0;  // newline-terminated lines among them
   std::uint64_t cut_lines = 0;    // unterminated pieces of a line
-  // Compressed files: runs of unclaimed bytes that end inside a zstd frame (or do not
-  // decode), such as the torn frame a killed writer leaves. Lines above count the
-  // content that decoded.
+  // Compressed files: runs of unclaimed bytes that end inside a piece of a zstd frame
+  // (not where a block or frame ends) or do not decode, such as the torn append a killed
+  // writer leaves. Lines above count the content that decoded.
   std::uint64_t torn_frames = 0;
   std::optional<std::string> error;  // the file could not be read: nothing above is known
 };
@@ -85,8 +85,9 @@ struct Reconciliation {
 // through a symbolic link or is not a regular file, and entries whose ranges overlap or
 // whose unknown extents lie outside what they can claim, are each that file's error,
 // and such a file is not read. Memory stays bounded however long a line is. A
-// ".jsonl.zst" file's claimed ranges are decoded frame by frame (each frame's checksum
-// checked): persisted bytes that end inside a frame are that file's error.
+// ".jsonl.zst" file's claimed ranges are decoded in file order from the claim's start
+// (each frame's checksum checked as it ends): persisted bytes that end inside a piece of
+// a frame (where no block or frame ends) are that file's error.
 BooksCheck verify_books(const std::filesystem::path& output_dir, const boost::json::value& document);
 
 // Every "<output_dir>/_writer/*.json" verified, and every "*.jsonl" and "*.jsonl.zst" file

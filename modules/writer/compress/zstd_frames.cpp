@@ -2,6 +2,12 @@ module;
 
 #include <zstd.h>
 #include <zstd_errors.h>
+// xxHash inlined: only its streaming XXH64, for a frame ended by hand.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cstdint>
 
 #include <cstddef>
 #include <filesystem>
@@ -34,11 +40,124 @@ std::optional<std::size_t> zstd_frame_size(std::string_view bytes) {
   throw zstd_error("not a whole zstd frame", size);
 }
 
+// The structure of a sequence of frames (RFC 8878, 3.1), followed byte by byte without
+// decoding: where each frame's header, blocks and checksum end. Bytes that are no frame
+// leave it lost; the decoder says what is wrong with them.
+class Walk {
+ public:
+  // Takes `bytes`; returns how many of them there are up to the end of the last block
+  // or frame they end, or npos when they end none.
+  std::size_t take(std::string_view bytes) noexcept {
+    std::size_t last_end = std::string_view::npos;
+    for (std::size_t i = 0; i < bytes.size() && stage_ != Stage::lost;) {
+      if (gathering()) {
+        value_ |= std::uint64_t{static_cast<unsigned char>(bytes[i++])} << (8 * gathered_++);
+        if (gathered_ == need_ && finish()) last_end = i;
+        continue;
+      }
+      const auto skipped = static_cast<std::size_t>(std::min<std::uint64_t>(need_, bytes.size() - i));
+      i += skipped;
+      need_ -= skipped;
+      if (need_ == 0 && finish()) last_end = i;
+    }
+    return last_end;
+  }
+
+ private:
+  enum class Stage { magic, descriptor, header_rest, block_header, block_body, checksum, skippable_size, skippable_body, lost };
+  static constexpr std::uint32_t frame_magic = 0xFD2FB528, skippable_magic = 0x184D2A50;
+
+  bool gathering() const noexcept {
+    return stage_ == Stage::magic || stage_ == Stage::descriptor || stage_ == Stage::block_header ||
+           stage_ == Stage::skippable_size;
+  }
+  void next(Stage stage, std::uint64_t need) noexcept {
+    stage_ = stage;
+    need_ = need;
+    value_ = 0;
+    gathered_ = 0;
+  }
+  // The stage's bytes are all in: moves on, and says whether a block or frame ended.
+  bool finish() noexcept {
+    const std::uint64_t value = value_;
+    switch (stage_) {
+      case Stage::magic:
+        if (value == frame_magic) {
+          next(Stage::descriptor, 1);
+        } else if ((value & 0xFFFFFFF0) == skippable_magic) {
+          next(Stage::skippable_size, 4);
+        } else {
+          next(Stage::lost, 0);
+        }
+        return false;
+      case Stage::descriptor: {
+        const bool single_segment = (value >> 5) & 1;
+        checksum_ = (value >> 2) & 1;
+        if ((value >> 3) & 1) {  // reserved
+          next(Stage::lost, 0);
+          return false;
+        }
+        constexpr std::uint64_t dictionary_id_bytes[] = {0, 1, 2, 4};
+        constexpr std::uint64_t content_size_bytes[] = {0, 2, 4, 8};
+        const std::uint64_t size_flag = value >> 6;
+        const std::uint64_t rest = (single_segment ? 0 : 1) + dictionary_id_bytes[value & 3] +
+                                   (size_flag == 0 && single_segment ? 1 : content_size_bytes[size_flag]);
+        next(rest == 0 ? Stage::block_header : Stage::header_rest, rest == 0 ? 3 : rest);
+        return false;
+      }
+      case Stage::header_rest:
+        next(Stage::block_header, 3);
+        return false;
+      case Stage::block_header: {
+        last_block_ = value & 1;
+        const std::uint64_t type = (value >> 1) & 3;
+        if (type == 3) {  // reserved
+          next(Stage::lost, 0);
+          return false;
+        }
+        next(Stage::block_body, type == 1 ? 1 : value >> 3);  // an RLE block holds one byte
+        return need_ == 0 && finish();
+      }
+      case Stage::block_body:
+        if (!last_block_) {
+          next(Stage::block_header, 3);
+          return true;
+        }
+        if (checksum_) {
+          next(Stage::checksum, 4);
+          return false;
+        }
+        next(Stage::magic, 4);
+        return true;
+      case Stage::checksum:
+        next(Stage::magic, 4);
+        return true;
+      case Stage::skippable_size:
+        next(Stage::skippable_body, value);
+        return need_ == 0 && finish();
+      case Stage::skippable_body:
+        next(Stage::magic, 4);
+        return true;
+      case Stage::lost:
+        return false;
+    }
+    return false;
+  }
+
+  Stage stage_ = Stage::magic;
+  std::uint64_t need_ = 4;
+  std::uint64_t value_ = 0;
+  unsigned gathered_ = 0;
+  bool checksum_ = false;
+  bool last_block_ = false;
+};
+
 struct ZstdDecoder::Context {
   struct Free {
     void operator()(ZSTD_DCtx* context) const noexcept { ZSTD_freeDCtx(context); }
   };
   std::unique_ptr<ZSTD_DCtx, Free> stream{ZSTD_createDCtx()};
+  Walk walk;
 };
 
 ZstdDecoder::ZstdDecoder() : context_(std::make_unique<Context>()), output_(ZSTD_DStreamOutSize(), '\0') {
@@ -46,6 +165,12 @@ ZstdDecoder::ZstdDecoder() : context_(std::make_unique<Context>()), output_(ZSTD
 }
 
 ZstdDecoder::~ZstdDecoder() = default;
+
+void ZstdDecoder::walk(std::string_view compressed) noexcept {
+  const std::size_t piece_end = context_->walk.take(compressed);
+  since_piece_end_ = piece_end == std::string_view::npos ? since_piece_end_ + compressed.size()
+                                                         : compressed.size() - piece_end;
+}
 
 bool ZstdDecoder::decode_some(std::string_view& compressed) {
   ZSTD_inBuffer in{compressed.data(), compressed.size(), 0};
@@ -80,42 +205,77 @@ bool ZstdDecoder::decode_some(std::string_view& compressed) {
 
 namespace jsonl::detail {
 
-struct FrameCompressor::Context {
+struct FrameStream::Context {
   struct Free {
     void operator()(ZSTD_CCtx* context) const noexcept { ZSTD_freeCCtx(context); }
   };
-  std::unique_ptr<ZSTD_CCtx, Free> context{ZSTD_createCCtx()};
-  std::string frame;  // scratch, as large as the largest bound yet
+  std::unique_ptr<ZSTD_CCtx, Free> stream{ZSTD_createCCtx()};
+  XXH64_state_t checksum{};
+  std::uint64_t content_bytes = 0;
 };
 
-FrameCompressor::FrameCompressor(int level) : context_(std::make_unique<Context>()) {
-  ZSTD_CCtx* context = context_->context.get();
-  if (!context) throw std::bad_alloc();
-  for (const auto [parameter, value] : {std::pair{ZSTD_c_compressionLevel, level}, std::pair{ZSTD_c_checksumFlag, 1},
-                                        std::pair{ZSTD_c_contentSizeFlag, 1}}) {
-    if (const std::size_t code = ZSTD_CCtx_setParameter(context, parameter, value); ZSTD_isError(code)) {
+FrameStream::FrameStream(int level) : context_(std::make_unique<Context>()) {
+  ZSTD_CCtx* stream = context_->stream.get();
+  if (!stream) throw std::bad_alloc();
+  for (const auto [parameter, value] : {std::pair{ZSTD_c_compressionLevel, level}, std::pair{ZSTD_c_checksumFlag, 1}}) {
+    if (const std::size_t code = ZSTD_CCtx_setParameter(stream, parameter, value); ZSTD_isError(code)) {
       throw zstd_error("zstd parameter", code);
     }
   }
+  XXH64_reset(&context_->checksum, 0);
 }
 
-FrameCompressor::FrameCompressor(FrameCompressor&&) noexcept = default;
-FrameCompressor& FrameCompressor::operator=(FrameCompressor&&) noexcept = default;
-FrameCompressor::~FrameCompressor() = default;
+FrameStream::FrameStream(FrameStream&&) noexcept = default;
+FrameStream& FrameStream::operator=(FrameStream&&) noexcept = default;
+FrameStream::~FrameStream() = default;
 
-void FrameCompressor::reserve(std::size_t content_bytes) {
-  std::string& frame = context_->frame;
-  if (const std::size_t bound = ZSTD_compressBound(content_bytes); frame.size() < bound) frame.resize(bound);
+void FrameStream::compress(std::string_view lines, bool last, std::string& piece) {
+  // Room for the lines at their worst (ZSTD_compressBound), a frame's header and end;
+  // grown by half and continued should zstd still want more.
+  const std::size_t start = piece.size();
+  piece.resize(start + ZSTD_compressBound(lines.size()) + ZSTD_CStreamOutSize() / 8);
+  ZSTD_inBuffer in{lines.data(), lines.size(), 0};
+  ZSTD_outBuffer out{piece.data(), piece.size(), start};
+  for (;;) {
+    const std::size_t left =
+        ZSTD_compressStream2(context_->stream.get(), &out, &in, last ? ZSTD_e_end : ZSTD_e_flush);
+    if (ZSTD_isError(left)) {
+      piece.resize(start);
+      throw zstd_error("zstd compression", left);
+    }
+    if (left == 0) break;
+    piece.resize(piece.size() + piece.size() / 2);
+    out.dst = piece.data();
+    out.size = piece.size();
+  }
+  piece.resize(out.pos);
 }
 
-void FrameCompressor::compress(FileAppend& append) {
-  reserve(append.bytes.size());
-  std::string& frame = context_->frame;
-  const std::size_t size =
-      ZSTD_compress2(context_->context.get(), frame.data(), frame.size(), append.bytes.data(), append.bytes.size());
-  if (ZSTD_isError(size)) throw zstd_error("zstd compression", size);
-  append.frame_content_size = append.bytes.size();
-  append.bytes.assign(frame.data(), size);
+void FrameStream::landed(std::string_view lines, bool last) {
+  if (last) {
+    XXH64_reset(&context_->checksum, 0);
+    context_->content_bytes = 0;
+    return;
+  }
+  XXH64_update(&context_->checksum, lines.data(), lines.size());
+  context_->content_bytes += lines.size();
 }
+
+void FrameStream::abandon() {
+  ZSTD_CCtx_reset(context_->stream.get(), ZSTD_reset_session_only);
+  XXH64_reset(&context_->checksum, 0);
+  context_->content_bytes = 0;
+}
+
+void FrameStream::end_after_landed(std::string& piece) {
+  // An empty raw block marked last (its 3-byte header: last-block bit set, type raw, size
+  // 0), then the low 32 bits of the content's XXH64, little-endian (RFC 8878, 3.1.1).
+  const auto checksum = static_cast<std::uint32_t>(XXH64_digest(&context_->checksum));
+  piece.append({'\x01', '\x00', '\x00'});
+  for (int shift = 0; shift < 32; shift += 8) piece.push_back(static_cast<char>((checksum >> shift) & 0xff));
+  abandon();
+}
+
+std::uint64_t FrameStream::content_bytes() const noexcept { return context_->content_bytes; }
 
 }  // namespace jsonl::detail

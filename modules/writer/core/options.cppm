@@ -18,17 +18,26 @@ import :file_calls;
 export namespace jsonl {
 
 // How a writer's files hold their lines. None: the lines themselves, in ".jsonl" files.
-// Zstd: every append is one whole zstd frame of its lines (content size and checksum in
-// the frame), in ".jsonl.zst" files, so a file is always whole frames and at most one
-// torn frame at its end, which every zstd reader can take frame by frame. Frames are
-// compressed on the drain's threads, beside serialization, never on a producer's.
+// Zstd: ".jsonl.zst" files of zstd frames (checksum in each) that span appends: each
+// append adds a flushed piece to its file's frame, so that what was written decodes and
+// a piece of a few lines compresses nearly as well as a large file does, and a frame is
+// ended once it holds frame_bytes of lines, frame_age after it began, when rotation
+// leaves its file, and at close (CompressingSink). A file is then whole frames, every
+// zstd reader takes it frame by frame, and a file being written (or left by a killed
+// writer) decodes up to its last append. Compression runs on the write worker, never on
+// a producer's thread.
 struct Compression {
   enum class Codec : unsigned char { none, zstd };
   Codec codec = Codec::none;
   // zstd's level: 1 (fastest of the usual ones) to 22, or negative for faster still and
   // larger; 0 is refused rather than read as zstd's default. Checked at construction
-  // (std::invalid_argument).
+  // (std::invalid_argument), as are the frame's bounds (neither may be zero).
   int level = 1;
+  // A frame's bounds. A reader that starts inside a frame (a books range's verifier)
+  // decodes from the frame's start, and jsonl-perf summary shares a file among threads
+  // frame by frame: smaller frames cost ratio, larger ones that.
+  std::size_t frame_bytes = std::size_t{4} << 20;
+  std::chrono::seconds frame_age{60};
 
   static Compression zstd(int level = 1) noexcept { return {Codec::zstd, level}; }
   bool enabled() const noexcept { return codec != Codec::none; }
@@ -60,7 +69,10 @@ struct WriterOptions {
   // still goes, whole, into a fresh file), or once the file has been current for
   // `max_file_age`, the writer starts a new file, named by the pattern above with the
   // time then; a further file in the same second gets "-1", "-2", ... before ".jsonl".
-  // An append is never split between files; compressed, the size counts bytes on disk.
+  // An append is never split between files. Compressed, the size counts bytes on disk,
+  // and a file is left once it holds the limit: what an append adds on disk is known
+  // only once it is compressed in the file's frame, so a file passes the limit by at
+  // most one append and its frame's end.
   // Each limit, when set, must be positive.
   std::optional<std::uint64_t> max_file_bytes;
   std::optional<std::chrono::seconds> max_file_age;

@@ -2,6 +2,7 @@ module;
 
 #include <zstd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cxxabi.h>
 #include <exception>
@@ -78,6 +79,10 @@ const WriterOptions& validated(const WriterOptions& options, SinkTraits sink) {
       throw std::invalid_argument("zstd level " + std::to_string(level) + " is out of range: 1 to " +
                                   std::to_string(ZSTD_maxCLevel()) + ", or -1 to " +
                                   std::to_string(ZSTD_minCLevel()) + " for faster ones");
+    }
+    if (compression.frame_bytes == 0) throw std::invalid_argument("a zstd frame's size bound must be positive");
+    if (compression.frame_age <= std::chrono::seconds::zero()) {
+      throw std::invalid_argument("a zstd frame's age bound must be positive");
     }
   }
   return options;

@@ -1,7 +1,6 @@
 module;
 
 #include <cstddef>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,21 +10,11 @@ import :batch_serializer;
 
 namespace jsonl::detail {
 
-void SerializedBatch::prepare(std::size_t batch_size, std::size_t room, const Compression& compression) {
+void SerializedBatch::prepare(std::size_t batch_size, std::size_t room) {
   for (std::string& text : spare_texts) text.reserve(room);
   outcomes.reserve(batch_size);
   appends.reserve(1);
   chunk_texts.reserve(spare_texts.size());
-  if (!compression.enabled()) return;
-  if (!compressor) compressor.emplace(compression.level);
-  compressor->reserve(room);
-}
-
-void SerializedBatch::compress(const Compression& compression) {
-  if (!compression.enabled()) return;
-  for (FileAppend& append : appends) {
-    if (append.records != 0) compressor->compress(append);
-  }
 }
 
 std::size_t SerializedBatch::count(Accounts& accounts, std::size_t& accounted) {

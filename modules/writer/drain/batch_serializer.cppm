@@ -24,8 +24,6 @@ import :record_ring;
 import :sink;
 import :side_by_side;
 import :writer_state;
-import :options;
-import :zstd_frames;
 
 export namespace jsonl::detail {
 
@@ -51,17 +49,11 @@ struct SerializedBatch {
   // the texts of appends the write side has finished with.
   std::vector<std::string> spare_texts;
   std::vector<std::string> chunk_texts;  // the texts of the group being serialized
-  std::optional<FrameCompressor> compressor;  // with compression only
 
   // Sizes the buffers for a batch of up to `batch_size` records whose appends hold up
-  // to `room` bytes of lines, so that serializing and compressing one allocates nothing;
-  // the spare texts are the drain's to give.
-  void prepare(std::size_t batch_size, std::size_t room, const Compression& compression);
-
-  // With compression, turns each append that holds records into one zstd frame. On the
-  // thread that serialized the batch, while its lines are in that core's cache. After
-  // prepare with the same compression.
-  void compress(const Compression& compression);
+  // to `room` bytes of lines, so that serializing one allocates nothing; the spare
+  // texts are the drain's to give.
+  void prepare(std::size_t batch_size, std::size_t room);
 
   // Counts every outcome in order, so rate-limited log lines come out as they would one
   // record at a time. Leaves only the appends that hold records, and returns how many

@@ -87,7 +87,7 @@ class Drain {
       empty_polls = 0;
       write_round_contained(records);
     }
-    write_side_.wait_idle();
+    write_side_.finish();
   }
 
   // Takes the records waiting, in batches, up to batches_per_round and a quarter of the
@@ -149,10 +149,7 @@ class Drain {
     const auto began = std::chrono::steady_clock::now();
     prepare_buffers();
     const BatchSerializer<Record> serializer(*format_, route_.get(), side_by_side);
-    const auto serialize_batch = [&](std::size_t i) {
-      serializer.run(round_[i], serialized_[i]);
-      serialized_[i].compress(state_->options.compression);
-    };
+    const auto serialize_batch = [&](std::size_t i) { serializer.run(round_[i], serialized_[i]); };
     if (side_by_side && round_.size() > 1) {
       run_side_by_side(round_.size(), serialize_batch);
     } else {
@@ -195,7 +192,7 @@ class Drain {
         batch.spare_texts.push_back(std::move(spare_texts_.back()));
         spare_texts_.pop_back();
       }
-      batch.prepare(state_->options.batch_size, room, state_->options.compression);
+      batch.prepare(state_->options.batch_size, room);
     }
   }
 

@@ -58,7 +58,10 @@ std::filesystem::path RotatingSink::start() {
 
 const std::filesystem::path& RotatingSink::file_for(std::size_t bytes) {
   const auto now = options_.clock();
-  const bool too_big = options_.max_file_bytes && size_ > 0 && size_ + bytes > *options_.max_file_bytes;
+  // What a compressed append adds on disk is known only once it is compressed in its
+  // file's frame: a compressed file is left once it holds the limit.
+  const std::size_t adds = options_.compression.enabled() ? 1 : bytes;
+  const bool too_big = options_.max_file_bytes && size_ > 0 && size_ + adds > *options_.max_file_bytes;
   const bool too_old = options_.max_file_age && now - started_at_ >= *options_.max_file_age;
   if (!too_big && !too_old && !torn_) return kept_.back();
 

@@ -26,7 +26,8 @@ namespace jsonl::detail {
 
 // Appends to the writer's own file (an append whose route names no file) go to the file
 // current when they are written: before one that would take the current file past the
-// size limit (a file that already holds data), or once the file has been current for
+// size limit (a file that already holds data; compressed, once the file reaches it, as
+// what an append adds is known only once it is compressed), or once the file has been current for
 // the age limit, a new one is started. Starting one beyond the retention limit deletes
 // the oldest of this writer's files. An append is never split between files. The file
 // after an append that left it torn (AppendOutcome::torn) is a new one too. Other

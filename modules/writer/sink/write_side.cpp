@@ -78,6 +78,11 @@ void WriteSide::wait_idle() {
   }
 }
 
+void WriteSide::finish() {
+  if (state_->compressing) hand_off(WriteJob{.ends_frames = true});
+  wait_idle();
+}
+
 void WriteSide::reclaim(std::vector<std::string>& texts, std::vector<FileAppend>& appends) {
   const std::lock_guard lock(state_->mutex);
   for (std::string& text : state_->spent_texts) texts.push_back(std::move(text));

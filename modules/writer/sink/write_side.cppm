@@ -22,10 +22,12 @@ import :writer_state;
 export namespace jsonl::detail {
 
 // Appends to perform, in order. Once they are performed, every record up to the
-// `through`-th released by the drain is written or dropped.
+// `through`-th released by the drain is written or dropped. With `ends_frames`, every
+// compressed file's frame is ended after them (the drain's last job).
 struct WriteJob {
   std::vector<FileAppend> appends;
   std::uint64_t through = 0;
+  bool ends_frames = false;
 };
 
 // Performs jobs one at a time on its own thread, so that the drain can serialize the
@@ -52,6 +54,9 @@ class WriteSide {
   void hand_off(WriteJob job);
   // Waits until the worker is idle; on cancel() as hand_off.
   void wait_idle();
+  // The drain's last word: with compression, every frame open is ended, so that the
+  // files are whole frames; then waits until the worker is idle. On cancel() as hand_off.
+  void finish();
   // Moves in what the worker is done with, emptied, their capacity kept: the texts of
   // the appends it performed into `texts`, and a list of appends into `appends` when
   // that has no capacity. The drain fills them again, so that in steady state neither

@@ -24,6 +24,7 @@ module jsonl.writer:write_worker;
 
 import :write_side;
 import :rotating_sink;
+import :compressing_sink;
 import :publication;
 
 namespace jsonl::detail {
@@ -62,9 +63,14 @@ struct WriteSide::State {
         own_destination(configured_sink && !configured_sink->writes_files()),
         configured(configured_sink ? std::move(configured_sink)
                                    : std::make_shared<FileSink>(writer->options.durability.calls)),
-        rotating(writer->options.output_dir ? std::make_unique<RotatingSink>(writer->options, *configured, accounts)
-                                            : nullptr),
-        sink(rotating ? static_cast<Sink&>(*rotating) : *configured) {
+        compressing(writer->options.compression.enabled()
+                        ? std::make_unique<CompressingSink>(writer->options.compression, *configured,
+                                                            writer->options.clock)
+                        : nullptr),
+        rotating(writer->options.output_dir
+                     ? std::make_unique<RotatingSink>(writer->options, compressed_or_configured(), accounts)
+                     : nullptr),
+        sink(rotating ? static_cast<Sink&>(*rotating) : compressed_or_configured()) {
     const WriterOptions& options = writer->options;
     // An inert writer (no output directory, a sink that writes files) has no books.
     if (options.durability.enabled && (options.output_dir || options.durability.books_dir)) {
@@ -78,9 +84,14 @@ struct WriteSide::State {
   Accounts& accounts;
   const bool own_destination;  // the configuration's sink writes no files
   const std::shared_ptr<Sink> configured;
-  // With an output directory: the writer's own file, named and rotated over `configured`.
+  // With compression: each file's frames, over `configured`.
+  const std::unique_ptr<CompressingSink> compressing;
+  // With an output directory: the writer's own file, named and rotated over the two.
   const std::unique_ptr<RotatingSink> rotating;
-  Sink& sink;  // where appends go: `rotating`, or else `configured`
+  Sink& sink;  // where appends go: `rotating`, or else `compressing` or `configured`
+  Sink& compressed_or_configured() const noexcept {
+    return compressing ? static_cast<Sink&>(*compressing) : *configured;
+  }
 
   // The hand-off, guarded by `mutex`.
   std::mutex mutex;
@@ -241,16 +252,22 @@ struct WriteSide::State {
   // Durable mode: writes every append of `jobs`, makes them durable, then books the
   // outcomes (counts and file books) unless close abandoned the commit meanwhile, and
   // publishes the books when due.
-  void commit(const std::vector<WriteJob>& jobs) {
+  void commit(const std::vector<WriteJob>& jobs, bool end_every_frame) {
     std::size_t appends = 0;
     for (const WriteJob& job : jobs) appends += job.appends.size();
     if (outcomes.size() < appends) outcomes.resize(appends);
-    const std::span<AppendOutcome> performed(outcomes.data(), appends);
+    std::span<AppendOutcome> performed(outcomes.data(), appends);
     {
       const CommitEnd end{sink};
       std::size_t next = 0;
       for (const WriteJob& job : jobs) {
         for (const FileAppend& append : job.appends) perform(append, performed[next++]);
+      }
+      if (compressing) {
+        const std::vector<std::filesystem::path> ends = compressing->frames_to_end(end_every_frame);
+        outcomes.resize(std::max(outcomes.size(), appends + ends.size()));
+        for (const std::filesystem::path& file : ends) perform(CompressingSink::frame_end(file), outcomes[next++]);
+        performed = std::span<AppendOutcome>(outcomes.data(), next);
       }
       sink.make_durable(performed);
     }
@@ -302,20 +319,31 @@ struct WriteSide::State {
       unaccounted = 0;
       for (const WriteJob& job : taken) unaccounted += records_of(job);
       const std::uint64_t through = taken.back().through;
+      const bool end_every_frame =
+          std::any_of(taken.begin(), taken.end(), [](const WriteJob& job) { return job.ends_frames; });
       lock.unlock();
       if (durable()) {
-        commit(taken);
+        commit(taken, end_every_frame);
       } else {
         const CommitEnd end{sink};
         for (const WriteJob& job : taken) {
           for (const FileAppend& append : job.appends) perform_and_book(append);
         }
+        end_frames(end_every_frame);
       }
       lock.lock();
       if (!abandoned) writer->admission.finished_through(through);
       spend();
       busy = false;
       changed.notify_all();
+    }
+  }
+
+  // Plain mode: ends the frames due (CompressingSink::frames_to_end), each as an append.
+  void end_frames(bool all) {
+    if (!compressing) return;
+    for (const std::filesystem::path& file : compressing->frames_to_end(all)) {
+      perform_and_book(CompressingSink::frame_end(file));
     }
   }
 };
