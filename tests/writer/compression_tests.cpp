@@ -11,6 +11,7 @@
 
 #include <cerrno>
 #include <filesystem>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,6 +23,30 @@ import jsonl.writer;
 using namespace durability_test;
 
 namespace {
+
+// What libzstd decodes of `bytes` fed whole as a stream: the content of every block
+// they hold whole, and whether they end where a frame does.
+struct Decoded {
+  std::string content;
+  bool ends_a_frame = false;
+};
+
+Decoded decoded(std::string_view bytes) {
+  Decoded result;
+  ZSTD_DCtx* stream = ZSTD_createDCtx();
+  ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
+  std::string out(ZSTD_DStreamOutSize(), '\0');
+  for (;;) {
+    ZSTD_outBuffer buffer{out.data(), out.size(), 0};
+    const std::size_t hint = ZSTD_decompressStream(stream, &buffer, &in);
+    BOOST_TEST_REQUIRE(!ZSTD_isError(hint), ZSTD_getErrorName(hint));
+    result.content.append(out.data(), buffer.pos);
+    result.ends_a_frame = hint == 0;
+    if (in.pos == in.size && buffer.pos < buffer.size) break;
+  }
+  ZSTD_freeDCtx(stream);
+  return result;
+}
 
 // A file's frames, each decoded by libzstd on its own.
 struct Frames {
@@ -46,30 +71,6 @@ Frames frames_of(const std::string& file) {
     rest.remove_prefix(size);
   }
   return frames;
-}
-
-// What libzstd decodes of `bytes` fed whole as a stream: the content of every block
-// they hold whole, and whether they end where a frame does.
-struct Decoded {
-  std::string content;
-  bool ends_a_frame = false;
-};
-
-Decoded decoded(std::string_view bytes) {
-  Decoded result;
-  ZSTD_DCtx* stream = ZSTD_createDCtx();
-  ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
-  std::string out(ZSTD_DStreamOutSize(), '\0');
-  for (;;) {
-    ZSTD_outBuffer buffer{out.data(), out.size(), 0};
-    const std::size_t hint = ZSTD_decompressStream(stream, &buffer, &in);
-    BOOST_TEST_REQUIRE(!ZSTD_isError(hint), ZSTD_getErrorName(hint));
-    result.content.append(out.data(), buffer.pos);
-    result.ends_a_frame = hint == 0;
-    if (in.pos == in.size && buffer.pos < buffer.size) break;
-  }
-  ZSTD_freeDCtx(stream);
-  return result;
 }
 
 std::string content_of(const std::filesystem::path& file) { return decoded(jsonl_test::read_file(file)).content; }
@@ -289,11 +290,11 @@ BOOST_AUTO_TEST_CASE(rotation_counts_bytes_on_disk) {
   BOOST_TEST(writer->stats().uncompressed_bytes_written > 10u * 2000);
   BOOST_TEST(writer->stats().files_started == 1u);
 
-  // A limit below two frames: each file holds what fits on disk, an append never split.
+  // A limit below one append: each file holds one (of ten records) and its frame's end.
   jsonl_test::ScratchDirectory small_directory;
-  const auto rotating = write_alike(small_directory.path(), 30, 1);
+  write_alike(small_directory.path(), 30, 1);
   const std::vector<std::filesystem::path> files = data_files(small_directory.path());
-  BOOST_TEST(files.size() == rotating->stats().appends);
+  BOOST_TEST(files.size() == 3u);
   for (const std::filesystem::path& file : files) BOOST_TEST(frames_of(jsonl_test::read_file(file)).contents.size() == 1u);
 }
 
@@ -445,9 +446,10 @@ BOOST_AUTO_TEST_CASE(a_torn_piece_no_books_claim_is_unaccounted) {
 BOOST_AUTO_TEST_CASE(the_decoder_says_where_pieces_end_however_it_is_fed) {
   auto options = compressed(jsonl_test::test_options(directory.path(), log));
   options.compression.frame_bytes = 300;
+  options.batch_size = 4;
   auto writer = make_writer(options);
+  submit(*writer, 40);  // queued first: ten appends, frames of three or four
   writer->start();
-  submit(*writer, 40);
   writer->close();
   const std::string file = jsonl_test::read_file(*writer->path());
   const Frames whole = frames_of(file);
@@ -463,20 +465,29 @@ BOOST_AUTO_TEST_CASE(the_decoder_says_where_pieces_end_however_it_is_fed) {
     BOOST_TEST(decoder.between_pieces());
     BOOST_TEST(decoder.frames() == whole.contents.size());
   }
-  // A frame ends in its last block and a 4-byte checksum: without the checksum the bytes
-  // end where a block does, inside a frame; one byte short, 3 bytes past that.
-  jsonl::ZstdDecoder unended;
-  unended.decode(std::string_view(file).substr(0, file.size() - 4), [](std::string_view) {});
-  BOOST_TEST(!unended.between_frames());
-  BOOST_TEST(unended.between_pieces());
-  jsonl::ZstdDecoder torn;
-  torn.decode(std::string_view(file).substr(0, file.size() - 1), [](std::string_view) {});
-  BOOST_TEST(!torn.between_frames());
-  BOOST_TEST(!torn.between_pieces());
-  BOOST_TEST(torn.bytes_since_piece_end() == 3u);
   BOOST_TEST(jsonl::zstd_frame_size(file).value() < file.size());
   BOOST_TEST(!jsonl::zstd_frame_size(std::string_view(file).substr(0, 5)).has_value());
   BOOST_CHECK_THROW(jsonl::zstd_frame_size(R"({"not":"a frame"})"), std::runtime_error);
+}
+
+BOOST_AUTO_TEST_CASE(a_frame_ended_at_close_is_past_its_last_piece_until_its_checksum_ends) {
+  auto writer = make_writer(compressed(jsonl_test::test_options(directory.path(), log)));
+  writer->start();
+  submit(*writer, 10);
+  writer->close();
+  // Close ended the frame with an empty last block (3 bytes) and the checksum (4).
+  const std::string file = jsonl_test::read_file(*writer->path());
+  const auto decoder_of = [&](std::size_t cut) {
+    auto decoder = std::make_unique<jsonl::ZstdDecoder>();
+    decoder->decode(std::string_view(file).substr(0, file.size() - cut), [](std::string_view) {});
+    return decoder;
+  };
+  BOOST_TEST(decoder_of(0)->between_frames());
+  BOOST_TEST(decoder_of(7)->between_pieces());
+  BOOST_TEST(!decoder_of(7)->between_frames());
+  BOOST_TEST(decoder_of(4)->bytes_since_piece_end() == 3u);
+  BOOST_TEST(decoder_of(1)->bytes_since_piece_end() == 6u);
+  BOOST_TEST(!decoder_of(1)->between_pieces());
 }
 
 BOOST_AUTO_TEST_SUITE_END()

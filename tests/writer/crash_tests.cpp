@@ -122,7 +122,7 @@ BOOST_AUTO_TEST_CASE(a_successor_appending_to_the_same_file_holds_from_every_cra
 }
 
 BOOST_AUTO_TEST_CASE(compressed_rotation_and_retention_hold_from_every_crash_point) {
-  const auto writer = rotate_and_retain(compressed(), 150);
+  const auto writer = rotate_and_retain(compressed(), 60);
   BOOST_TEST(writer->stats().files_started > 2u);
   BOOST_TEST(explore() > 0u);
 }

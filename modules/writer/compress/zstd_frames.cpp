@@ -7,6 +7,7 @@ module;
 #include <xxhash.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 
 #include <cstddef>
@@ -230,10 +231,13 @@ FrameStream& FrameStream::operator=(FrameStream&&) noexcept = default;
 FrameStream::~FrameStream() = default;
 
 void FrameStream::compress(std::string_view lines, bool last, std::string& piece) {
-  // Room for the lines at their worst (ZSTD_compressBound), a frame's header and end;
-  // grown by half and continued should zstd still want more.
+  // Room for the lines at their worst (ZSTD_compressBound), a frame's header and end,
+  // rounded up to a power of two so that appends a little longer than any before find
+  // it already made; grown by half and continued should zstd still want more.
   const std::size_t start = piece.size();
-  piece.resize(start + ZSTD_compressBound(lines.size()) + ZSTD_CStreamOutSize() / 8);
+  const std::size_t room = start + ZSTD_compressBound(lines.size()) + ZSTD_CStreamOutSize() / 8;
+  if (piece.capacity() < room) piece.reserve(std::bit_ceil(room));
+  piece.resize(room);
   ZSTD_inBuffer in{lines.data(), lines.size(), 0};
   ZSTD_outBuffer out{piece.data(), piece.size(), start};
   for (;;) {

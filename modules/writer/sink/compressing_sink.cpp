@@ -17,53 +17,51 @@ namespace jsonl::detail {
 CompressingSink::CompressingSink(const Compression& compression, Sink& inner, Clock clock)
     : compression_(compression), inner_(inner), clock_(std::move(clock)) {}
 
-CompressingSink::Frame& CompressingSink::frame_for(const std::filesystem::path& file) {
+CompressingSink::Frame& CompressingSink::frame_for(const std::filesystem::path& file,
+                                                   const std::filesystem::path& routed) {
   const auto found = std::find_if(frames_.begin(), frames_.end(), [&](const Frame& frame) { return frame.file == file; });
   if (found != frames_.end()) return *found;
-  // A stream of a frame that ended is reused before a new one is made.
-  const auto spare = std::find_if(frames_.begin(), frames_.end(), [](const Frame& frame) { return frame.idle(); });
-  if (spare != frames_.end()) {
-    spare->file = file;
-    return *spare;
-  }
-  return frames_.emplace_back(Frame{file, FrameStream(compression_.level)});
+  // A file's frame keeps its name once it ends, for the file's next frame; another
+  // file's idle frame is reused before a new one is made. Names are assigned only
+  // here, so that appends to a file's frames copy none.
+  auto spare = std::find_if(frames_.begin(), frames_.end(), [](const Frame& frame) { return frame.idle(); });
+  if (spare == frames_.end()) spare = frames_.insert(frames_.end(), Frame{{}, FrameStream(compression_.level)});
+  spare->file = file;
+  if (spare->piece.file != routed) spare->piece.file = routed;
+  return *spare;
 }
 
 void CompressingSink::append(const FileAppend& append, AppendOutcome& outcome) {
   const std::filesystem::path& file = outcome.file;
   const bool ends_only = append.records == 0 && append.bytes.empty();
-  if (append.file.empty() && !ends_only) {
-    if (!own_file_.empty() && own_file_ != file) left_.push_back(own_file_);
+  if (append.file.empty() && !ends_only && own_file_ != file) {
+    if (!own_file_.empty()) left_.push_back(own_file_);
     own_file_ = file;
   }
-  Frame& frame = frame_for(file);
+  Frame& frame = frame_for(file, append.file);
+  FileAppend& piece = frame.piece;
   const auto now = clock_();
   const bool last = ends_only || frame.stream.content_bytes() + append.bytes.size() >= compression_.frame_bytes ||
                     (frame.open && now - frame.began >= compression_.frame_age);
-  piece_.file = append.file;
-  piece_.records = append.records;
-  piece_.frame_content_size = append.bytes.size();
-  piece_.bytes.assign(frame.ending);
+  piece.records = append.records;
+  piece.frame_content_size = append.bytes.size();
+  piece.bytes.assign(frame.ending);
   if (!ends_only || frame.open) {
     try {
-      frame.stream.compress(append.bytes, last, piece_.bytes);
+      frame.stream.compress(append.bytes, last, piece.bytes);
     } catch (...) {
       recover(frame, AppendOutcome{});
       throw;
     }
   }
-  outcome.bytes = piece_.bytes.size();
-  if (piece_.bytes.empty()) {
-    frame.file.clear();
-    return;
-  }
-  inner_.append(piece_, outcome);
+  outcome.bytes = piece.bytes.size();
+  if (piece.bytes.empty()) return;
+  inner_.append(piece, outcome);
   if (!outcome.succeeded()) return recover(frame, outcome);
   frame.ending.clear();
   frame.stream.landed(append.bytes, last);
   if (last) {
     frame.open = false;
-    frame.file.clear();
   } else if (!frame.open) {
     frame.open = true;
     frame.began = now;
@@ -76,7 +74,6 @@ void CompressingSink::recover(Frame& frame, const AppendOutcome& outcome) {
     frame.stream.abandon();
     frame.open = false;
     frame.ending.clear();
-    frame.file.clear();
     return;
   }
   if (!frame.open) return frame.stream.abandon();

@@ -52,14 +52,16 @@ class CompressingSink final : public Sink {
 
  private:
   struct Frame {
-    std::filesystem::path file;  // empty: a stream kept for the next file
+    std::filesystem::path file;
     FrameStream stream;
     std::chrono::system_clock::time_point began{};
     bool open = false;    // a piece of it landed, and its end did not
     std::string ending;   // the end of the file's last frame, still to be written
+    FileAppend piece;     // what is handed on, its buffer kept (its `file`: as routed)
     bool idle() const noexcept { return !open && ending.empty(); }
   };
-  Frame& frame_for(const std::filesystem::path& file);
+  // The frame of `file` (as the outcome names it), appended to as `routed` names it.
+  Frame& frame_for(const std::filesystem::path& file, const std::filesystem::path& routed);
   // A piece of `frame` did not land (`outcome`, or nothing written when zstd failed).
   void recover(Frame& frame, const AppendOutcome& outcome);
 
@@ -69,7 +71,6 @@ class CompressingSink final : public Sink {
   std::vector<Frame> frames_;  // frames open, and streams kept for the next ones
   std::filesystem::path own_file_;  // the last file the writer's own appends went to
   std::vector<std::filesystem::path> left_;
-  FileAppend piece_;  // reused: the piece handed on
 };
 
 }  // namespace jsonl::detail
