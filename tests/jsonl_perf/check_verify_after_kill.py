@@ -101,6 +101,22 @@ if compressed:
         if lines != shard["persisted_records"]:
             fail(f"zstd decodes {lines} lines of the claimed bytes of {shard['file']}, "
                  f"not the {shard['persisted_records']} claimed")
+    # decompress: plain files and books that describe them, which verify as the
+    # compressed ones did.
+    plain = os.path.join(scratch, "plain")
+    decompressed = subprocess.run([tool, "decompress", out, plain], capture_output=True, text=True)
+    if decompressed.returncode != 0:
+        fail(f"decompress exited {decompressed.returncode}:\n{decompressed.stdout}{decompressed.stderr}")
+    plain_report = json.loads(subprocess.run([tool, "verify", "--json", plain], capture_output=True,
+                                             text=True).stdout)
+    if not (plain_report["all_books_balance"] and plain_report["all_files_verify"]):
+        fail(f"the decompressed books do not reconcile: {plain_report}")
+    (plain_dead,) = plain_report["generations"]
+    if plain_dead["counts"] != dead["counts"] or [f["records"] for f in plain_dead["files"]] != [
+            f["records"] for f in dead["files"]]:
+        fail(f"decompressed, the books say otherwise: {plain_dead} against {dead}")
+    if any(f["file"].endswith(".zst") for f in plain_dead["files"]):
+        fail(f"a decompressed document still names a compressed file: {plain_dead}")
 
 successor = subprocess.run(
     [tool, "loadgen", "--config", "request-trace", "--rate", "400", "--duration", "1", "--output-dir", out,

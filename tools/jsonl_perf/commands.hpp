@@ -52,11 +52,24 @@ struct VerifyOptions {
   bool json = false;
 };
 
+struct DecompressOptions {
+  std::filesystem::path input_dir;
+  std::filesystem::path output_dir;  // made; must be empty if it exists
+};
+
 int run_loadgen(const LoadgenOptions& options, std::ostream& out, std::ostream& err);
 int run_replay(const ReplayOptions& options, std::istream& in, std::ostream& out, std::ostream& err);
 int run_summary(const SummaryOptions& options, std::ostream& out, std::ostream& err);
 // Exit 0 when every document balances and every file verifies, 1 when not, 2 when the
 // directory cannot be listed.
 int run_verify(const VerifyOptions& options, std::ostream& out, std::ostream& err);
+// Every ".jsonl.zst" file under the input directory decoded into the output directory
+// under the same relative name less ".zst", through the end of its last whole append
+// (what follows, a torn append, is left out and reported); other ".jsonl" files copied;
+// each books document ("_writer/*.json") written with the plain files' names and
+// offsets. Exit 0 when all of it was done, 1 when a file did not decode or a document's
+// offsets are not where appends end (reported), 2 when the input cannot be listed or
+// the output directory is not empty.
+int run_decompress(const DecompressOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace jsonl_perf

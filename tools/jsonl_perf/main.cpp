@@ -131,6 +131,12 @@ int main(int argc, char** argv) {
   verify_command->add_option("dir", verify.output_dir, "the writers' output directory")->required();
   verify_command->add_flag("--json", verify.json, "print the reconciliation as JSON");
 
+  jsonl_perf::DecompressOptions decompress;
+  auto* decompress_command = app.add_subcommand(
+      "decompress", "Decode a directory's .jsonl.zst files into plain ones, with books that describe them");
+  decompress_command->add_option("dir", decompress.input_dir, "the writers' output directory")->required();
+  decompress_command->add_option("out", decompress.output_dir, "where the plain files go (new or empty)")->required();
+
   jsonl_perf::serve::ServingCommands serving(app);
 
   try {
@@ -177,6 +183,7 @@ int main(int argc, char** argv) {
     return usage_error;
   }
   if (*verify_command) return jsonl_perf::run_verify(verify, std::cout, std::cerr);
+  if (*decompress_command) return jsonl_perf::run_decompress(decompress, std::cout, std::cerr);
   if (!html.empty()) summary.html = html;
   return jsonl_perf::run_summary(summary, std::cout, std::cerr);
 }

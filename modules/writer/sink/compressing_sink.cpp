@@ -41,8 +41,7 @@ void CompressingSink::append(const FileAppend& append, AppendOutcome& outcome) {
   Frame& frame = frame_for(file, append.file);
   FileAppend& piece = frame.piece;
   const auto now = clock_();
-  const bool last = ends_only || frame.stream.content_bytes() + append.bytes.size() >= compression_.frame_bytes ||
-                    (frame.open && now - frame.began >= compression_.frame_age);
+  const bool last = ends_only || frame.stream.content_bytes() + append.bytes.size() >= compression_.frame_bytes;
   piece.records = append.records;
   piece.frame_content_size = append.bytes.size();
   piece.bytes.assign(frame.ending);

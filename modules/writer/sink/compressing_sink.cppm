@@ -20,12 +20,11 @@ namespace jsonl::detail {
 
 // Each file's appends continue one zstd frame (FrameStream): every append is a piece
 // that ends in a flushed block, so that whatever was written decodes, and the frame is
-// ended by the append that brings its lines to Compression::frame_bytes, or that comes
-// Compression::frame_age or more after its first. Frames are also ended on the write
-// worker's word, by an append of no records and no bytes (frame_end): for a file
-// rotation left, a frame that grew old with no append to end it, and at close. So a
-// file is whole frames, but for the one it is writing, whose pieces decode as far as
-// they were written.
+// ended by the append that brings its lines to Compression::frame_bytes. Frames are also
+// ended on the write worker's word, by an append of no records and no bytes (frame_end):
+// after every commit, for a file rotation left and a frame Compression::frame_age old,
+// and at close. So a file is whole frames, but for the one it is writing, whose pieces
+// decode as far as they were written.
 //
 // A piece that did not land whole was cut off again by the file sink (or the file is
 // torn: AppendOutcome::torn, and the file takes no more); the stream then holds lines
