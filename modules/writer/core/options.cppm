@@ -20,12 +20,12 @@ export namespace jsonl {
 // How a writer's files hold their lines. None: the lines themselves, in ".jsonl" files.
 // Zstd: ".jsonl.zst" files of zstd frames (checksum in each) that span appends: each
 // append adds a flushed piece to its file's frame, so that what was written decodes and
-// a piece of a few lines compresses nearly as well as a large file does, and a frame is
-// ended once it holds frame_bytes of lines, frame_age after it began, when rotation
-// leaves its file, and at close (CompressingSink). A file is then whole frames, every
-// zstd reader takes it frame by frame, and a file being written (or left by a killed
-// writer) decodes up to its last append. Compression runs on the write worker, never on
-// a producer's thread.
+// a piece of a few lines compresses nearly as well as a large file does. A frame is
+// ended by the append that brings it to frame_bytes of lines, after the first commit
+// frame_age after it began, when rotation leaves its file, and at close; flush() does
+// not end one. A closed file is whole frames, which every zstd reader takes; a file
+// being written (or left by a killed writer) decodes up to its last append. Compression
+// runs on the write worker, never on a producer's thread.
 struct Compression {
   enum class Codec : unsigned char { none, zstd };
   Codec codec = Codec::none;
@@ -33,9 +33,9 @@ struct Compression {
   // larger; 0 is refused rather than read as zstd's default. Checked at construction
   // (std::invalid_argument), as are the frame's bounds (neither may be zero).
   int level = 1;
-  // A frame's bounds. A reader that starts inside a frame (a books range's verifier)
-  // decodes from the frame's start, and jsonl-perf summary shares a file among threads
-  // frame by frame: smaller frames cost ratio, larger ones that.
+  // A frame's bounds. jsonl-perf summary shares a file among threads frame by frame,
+  // and a frame left unended by a killed writer is readable by our tools only: smaller
+  // frames cost ratio, larger ones those.
   std::size_t frame_bytes = std::size_t{4} << 20;
   std::chrono::seconds frame_age{60};
 
