@@ -27,11 +27,12 @@ struct FileAppend {
   // Where the route sent them; empty for the writer's own file, which rotation resolves
   // to the file current when they are written.
   std::filesystem::path file;
-  std::string bytes;        // whole lines, each ending in '\n'; or one zstd frame of them
+  std::string bytes;        // whole lines, each ending in '\n'; or a piece of a zstd frame
   std::size_t records = 0;  // lines in `bytes`
-  // Set when `bytes` is one whole zstd frame (WriterOptions::compression): the size of
-  // the lines in it. Such an append is never preceded by an isolating newline, and must
-  // never follow part of a frame.
+  // Set when `bytes` is a piece of a zstd frame (WriterOptions::compression: the write
+  // side's compressing sink makes them), ending where a block or the frame does: the
+  // size of the lines in it. Such an append is never preceded by an isolating newline,
+  // and must never follow a piece cut short.
   std::optional<std::size_t> frame_content_size;
 
   // The lines' bytes, before any compression.
@@ -131,10 +132,10 @@ class Sink {
 // its end, so a removed or renamed file is recreated at its name and a symlink planted
 // there is refused. When the file's directory is gone, it is created again, with its
 // parents, and the open retried once. If the file's last byte is not '\n' (an append
-// cut short), a '\n' is written first, so the fragment stays one bad line; a zstd frame
-// goes without one. A frame whose write failed part way is cut off again (ftruncate to
-// where it began, so its records were never written); when that fails too the outcome
-// is torn and every later frame for that file is refused. The lines go
+// cut short), a '\n' is written first, so the fragment stays one bad line; a piece of a
+// zstd frame goes without one. A piece whose write failed part way is cut off again
+// (ftruncate to where it began, so its records were never written); when that fails too
+// the outcome is torn and every later piece for that file is refused. The lines go
 // in one write, continued after a partial one; what landed after a failed write is
 // measured with fstat, not taken from what write returned. make_durable fsync()s each
 // file written, and the directory of each whose name is not yet known durable (new, or
