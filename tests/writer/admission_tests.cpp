@@ -159,6 +159,70 @@ BOOST_AUTO_TEST_CASE(a_drain_waiting_for_records_returns_once_admission_stops) {
   BOOST_TEST(!admission.accepting());
 }
 
+// A drain holding records for a fuller round (Admission::hold), as a compressed writer's
+// does: one record is admitted, and not released, before each hold.
+BOOST_AUTO_TEST_CASE(a_holding_drain_is_woken_once_its_target_is_admitted) {
+  Admission admission(16, true, std::chrono::hours(1), 4);
+  admission.reserve();
+  const auto start = std::chrono::steady_clock::now();
+  std::thread drain([&] { admission.hold(start + 60s); });
+  yield_until([&] { return admission.drain_waits(); });
+  BOOST_TEST((admission.reserve().verdict == Verdict::admitted));
+  BOOST_TEST((admission.reserve().verdict == Verdict::admitted));
+  BOOST_TEST((admission.reserve().verdict == Verdict::admitted_wake_drain));  // the target's last
+  admission.wake_drain();
+  drain.join();
+  BOOST_TEST((std::chrono::steady_clock::now() - start < 30s));
+}
+
+BOOST_AUTO_TEST_CASE(a_holding_drain_lets_go_at_its_deadline) {
+  Admission admission(16, true, std::chrono::hours(1), 4);
+  admission.reserve();
+  const auto start = std::chrono::steady_clock::now();
+  BOOST_TEST(admission.hold(start + 300ms));
+  BOOST_TEST((std::chrono::steady_clock::now() - start >= 300ms));
+}
+
+BOOST_AUTO_TEST_CASE(a_flush_takes_held_records_at_once) {
+  Admission admission(16, true, std::chrono::hours(1), 4);
+  admission.reserve();
+  const auto start = std::chrono::steady_clock::now();
+  std::thread drain([&] { admission.hold(start + 60s); });
+  yield_until([&] { return admission.drain_waits(); });
+  admission.want(admission.admitted());
+  drain.join();
+  BOOST_TEST((std::chrono::steady_clock::now() - start < 30s));
+  BOOST_TEST(!admission.hold(start + 60s));  // wanted: no longer held
+}
+
+BOOST_AUTO_TEST_CASE(records_admitted_after_a_flush_are_held_again) {
+  Admission admission(16, true, std::chrono::hours(1), 4);
+  admission.reserve();
+  admission.want(admission.admitted());
+  admission.release(1);
+  admission.reserve();
+  const auto start = std::chrono::steady_clock::now();
+  BOOST_TEST(admission.hold(start + 300ms));
+  BOOST_TEST((std::chrono::steady_clock::now() - start >= 300ms));
+}
+
+BOOST_AUTO_TEST_CASE(a_holding_drain_lets_go_once_admission_stops) {
+  Admission admission(16, true, std::chrono::hours(1), 4);
+  admission.reserve();
+  const auto start = std::chrono::steady_clock::now();
+  std::thread drain([&] { admission.hold(start + 60s); });
+  yield_until([&] { return admission.drain_waits(); });
+  admission.stop_accepting();
+  drain.join();
+  BOOST_TEST((std::chrono::steady_clock::now() - start < 30s));
+  BOOST_TEST(!admission.hold(start + 60s));  // closing: nothing is held
+}
+
+BOOST_AUTO_TEST_CASE(a_drain_holds_out_for_its_target_or_half_the_queue_when_that_is_less) {
+  BOOST_TEST(Admission(16, true, 1ms, 4).hold_target() == 4u);
+  BOOST_TEST(Admission(5, true, 1ms, 64).hold_target() == 3u);
+}
+
 BOOST_AUTO_TEST_CASE(a_flush_waits_for_the_mark_to_pass_its_records) {
   Admission admission(8, true);
   for (int i = 0; i < 4; ++i) admission.reserve();

@@ -147,6 +147,7 @@ BOOST_AUTO_TEST_CASE(a_compressed_file_decodes_to_the_bytes_a_plain_writer_write
 BOOST_AUTO_TEST_CASE(appends_continue_one_frame_and_each_decodes_once_written) {
   auto options = compressed(jsonl_test::test_options(directory.path(), log));
   options.batch_size = 7;
+  options.queue_size = 28;  // a round of one batch: an append a batch
   auto writer = make_writer(options);
   writer->start();
   for (int run = 0; run < 4; ++run) {
@@ -167,7 +168,8 @@ BOOST_AUTO_TEST_CASE(appends_continue_one_frame_and_each_decodes_once_written) {
 
 BOOST_AUTO_TEST_CASE(a_frame_ends_once_it_holds_its_size_bound) {
   auto options = compressed(jsonl_test::test_options(directory.path(), log));
-  options.batch_size = 4;
+  options.batch_size = 13;
+  options.queue_size = 100;  // room for all, and a round of one batch: an append a batch
   options.compression.frame_bytes = 1000;
   auto writer = make_writer(options);
   submit(*writer, 100);  // queued first: full appends
@@ -179,7 +181,7 @@ BOOST_AUTO_TEST_CASE(a_frame_ends_once_it_holds_its_size_bound) {
   for (std::size_t i = 0; i < frames.contents.size(); ++i) {
     // Each frame but the last ended with the append that brought it to the bound.
     if (i + 1 < frames.contents.size()) BOOST_TEST(frames.contents[i].size() >= 1000u);
-    BOOST_TEST(frames.contents[i].size() < 1000u + 4 * line_of(99, "ok").size());
+    BOOST_TEST(frames.contents[i].size() < 1000u + 13 * line_of(99, "ok").size());
     content += frames.contents[i];
   }
   BOOST_TEST(content == lines_of(0, 100));
@@ -278,6 +280,7 @@ BOOST_AUTO_TEST_CASE(rotation_counts_bytes_on_disk) {
   const auto write_alike = [&](const std::filesystem::path& where, int records, std::uint64_t max_file_bytes) {
     auto options = compressed(jsonl_test::test_options(where, log));
     options.batch_size = 10;
+    options.queue_size = records;  // room for all; under 80, a round of one batch
     options.max_file_bytes = max_file_bytes;
     auto writer = make_writer(options);
     submit(*writer, records, 0, std::string(250, 'x'));  // queued first: full batches
@@ -448,8 +451,9 @@ BOOST_AUTO_TEST_CASE(the_decoder_says_where_pieces_end_however_it_is_fed) {
   auto options = compressed(jsonl_test::test_options(directory.path(), log));
   options.compression.frame_bytes = 300;
   options.batch_size = 4;
+  options.queue_size = 28;  // room for all, and a round of one batch: an append a batch
   auto writer = make_writer(options);
-  submit(*writer, 40);  // queued first: ten appends, frames of three or four
+  submit(*writer, 28);  // queued first: seven appends, frames of a few
   writer->start();
   writer->close();
   const std::string file = jsonl_test::read_file(*writer->path());
@@ -461,7 +465,7 @@ BOOST_AUTO_TEST_CASE(the_decoder_says_where_pieces_end_however_it_is_fed) {
     for (std::size_t at = 0; at < file.size(); at += piece) {
       decoder.decode(std::string_view(file).substr(at, piece), [&](std::string_view content) { decoded += content; });
     }
-    BOOST_TEST(decoded == lines_of(0, 40));
+    BOOST_TEST(decoded == lines_of(0, 28));
     BOOST_TEST(decoder.between_frames());
     BOOST_TEST(decoder.between_pieces());
     BOOST_TEST(decoder.frames() == whole.contents.size());

@@ -1,5 +1,6 @@
 module;
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -14,8 +15,13 @@ import :admission;
 
 namespace jsonl::detail {
 
-Admission::Admission(std::size_t capacity, bool accepting, std::chrono::milliseconds linger)
-    : capacity_(capacity), nap_(linger), state_(accepting ? accepting_bit : 0) {}
+// Without holding, a napping drain is woken once the ring is half full: records that
+// keep coming wait for the nap's end rather than cost each submit a wake-up.
+Admission::Admission(std::size_t capacity, bool accepting, std::chrono::milliseconds linger, std::size_t hold_target)
+    : capacity_(capacity),
+      nap_(linger),
+      wake_depth_(std::min<std::uint64_t>(hold_target == 0 ? capacity : hold_target, (capacity + 1) / 2)),
+      state_(accepting ? accepting_bit : 0) {}
 
 // One attempt-loop of admission from `state` (the last value seen). Refuses without
 // writing the state word: a closed writer or a full ring costs a load, not a contended
@@ -32,7 +38,7 @@ Admission::Reservation Admission::admit(std::uint64_t& state) noexcept {
     }
     const std::uint64_t depth = ticket - released + 1;
     if (depth > capacity_) return {Verdict::refused_full};
-    const bool wake = (state & idle_bit) != 0 || ((state & napping_bit) != 0 && depth >= (capacity_ + 1) / 2);
+    const bool wake = (state & idle_bit) != 0 || ((state & napping_bit) != 0 && depth >= wake_depth_);
     const std::uint64_t next = wake ? (state + 1) & ~(idle_bit | napping_bit) : state + 1;
     if (state_.compare_exchange_weak(state, next, std::memory_order_relaxed)) {
       return {wake ? Verdict::admitted_wake_drain : Verdict::admitted, ticket};
@@ -137,9 +143,42 @@ void Admission::await_records(unsigned empty_polls) {
 }
 
 bool Admission::end_nap() noexcept {
-  if ((state_.fetch_and(~napping_bit, std::memory_order_relaxed) & napping_bit) == 0) return false;
+  if ((state_.fetch_and(~napping_bit) & napping_bit) == 0) return false;
   wake_drain();
   return true;
+}
+
+// Sequentially consistent where the flag and the wanted mark meet: either want() sees
+// the hold's flag and ends it, or hold() sees the mark after setting its flag.
+bool Admission::hold(std::chrono::steady_clock::time_point deadline) {
+  // Only the drain releases, so `released` holds still while it waits here.
+  const std::uint64_t released = released_.load(std::memory_order_relaxed);
+  std::uint64_t state = state_.load();
+  do {
+    if ((state & accepting_bit) == 0) return false;
+    if ((state & count_mask) - released >= wake_depth_) {
+      std::this_thread::yield();  // a batch admitted, its last stores in progress: look again
+      return true;
+    }
+  } while (!state_.compare_exchange_weak(state, state | napping_bit));
+  if (wanted_.load() > released) {
+    state_.fetch_and(~napping_bit);
+    return false;
+  }
+  std::unique_lock lock(drain_mutex_);
+  drain_wakeup_.wait_until(lock, deadline, [&] {
+    const std::uint64_t now = state_.load(std::memory_order_relaxed);
+    return (now & napping_bit) == 0 || (now & accepting_bit) == 0;
+  });
+  state_.fetch_and(~napping_bit, std::memory_order_relaxed);
+  return true;
+}
+
+void Admission::want(std::uint64_t records) noexcept {
+  std::uint64_t wanted = wanted_.load();
+  while (wanted < records && !wanted_.compare_exchange_weak(wanted, records)) {
+  }
+  end_nap();
 }
 
 void Admission::wake_drain() noexcept {

@@ -25,7 +25,10 @@ class Admission {
  public:
   // `capacity`: the most records admitted at once (at least 1).
   // `linger`: how long an empty poll makes the drain nap (WriterOptions::linger).
-  Admission(std::size_t capacity, bool accepting, std::chrono::milliseconds linger = std::chrono::milliseconds(1));
+  // `hold_target`: for a drain that holds records until that many wait (hold()); 0 for
+  // one that never holds.
+  Admission(std::size_t capacity, bool accepting, std::chrono::milliseconds linger = std::chrono::milliseconds(1),
+            std::size_t hold_target = 0);
 
   enum class Verdict { admitted, admitted_wake_drain, refused_closed, refused_full };
   struct Reservation {
@@ -64,9 +67,26 @@ class Admission {
   // CPU.
   void await_records(unsigned empty_polls);
   void wake_drain() noexcept;
-  // Ends the drain's nap now, for a flush: the records it waits for are wanted now, not
-  // a linger later. Whether the drain was napping.
+  // Ends the drain's nap now: the records a flush waits for are wanted now, not a
+  // linger later. Whether the drain was napping.
   bool end_nap() noexcept;
+
+  // Holding. The drain calls hold() when it finds fewer than hold_target() records
+  // waiting and would rather append them with more: it waits until that many are
+  // admitted (the submit that makes them so wakes it), a flush wants the ones it holds,
+  // admission stops, or `deadline`. False at once, holding nothing, when a flush wants
+  // records not yet released or admission has stopped: those are not to be held.
+  bool hold(std::chrono::steady_clock::time_point deadline);
+  // The target given, or half the capacity when that is less: a ring holding that many
+  // still has room for more.
+  std::size_t hold_target() const noexcept { return wake_depth_; }
+  // For a flush of the first `records` admitted: they are not to be held, and the
+  // drain's nap or hold ends now.
+  void want(std::uint64_t records) noexcept;
+  // Whether the drain naps, holds or sleeps now.
+  bool drain_waits() const noexcept {
+    return (state_.load(std::memory_order_relaxed) & (napping_bit | idle_bit)) != 0;
+  }
 
   // Flush's marks. Records are released and their appends finished in queue order, so
   // "the first N records admitted are all written or dropped" is one number.
@@ -82,7 +102,7 @@ class Admission {
  private:
   static constexpr std::uint64_t accepting_bit = std::uint64_t{1} << 63;
   static constexpr std::uint64_t idle_bit = std::uint64_t{1} << 62;     // drain waits for a submit
-  static constexpr std::uint64_t napping_bit = std::uint64_t{1} << 61;  // drain naps; wake it when half full
+  static constexpr std::uint64_t napping_bit = std::uint64_t{1} << 61;  // drain naps or holds; wake it at wake_depth_
   static constexpr std::uint64_t count_mask = napping_bit - 1;
   static constexpr unsigned naps_before_idle = 20;
 
@@ -91,6 +111,7 @@ class Admission {
 
   const std::uint64_t capacity_;
   const std::chrono::milliseconds nap_;
+  const std::uint64_t wake_depth_;  // a napping or holding drain is woken once this many wait
   alignas(64) std::atomic<std::uint64_t> state_;
   alignas(64) std::mutex drain_mutex_;
   std::condition_variable drain_wakeup_;
@@ -99,6 +120,7 @@ class Admission {
   alignas(64) std::atomic<std::uint64_t> released_{0};
   alignas(64) std::atomic<std::uint64_t> finished_through_{0};
   std::atomic<std::uint32_t> flush_waiters_{0};
+  std::atomic<std::uint64_t> wanted_{0};  // records a flush wants: none of them is held
   std::mutex flush_mutex_;
   std::condition_variable flush_progress_;
 };

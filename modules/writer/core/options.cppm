@@ -20,10 +20,10 @@ export namespace jsonl {
 // How a writer's files hold their lines. None: the lines themselves, in ".jsonl" files.
 // Zstd: ".jsonl.zst" files of zstd frames (checksum in each) that span appends: each
 // append adds a flushed piece to its file's frame, so that what was written decodes and
-// a piece of a few lines compresses nearly as well as a large file does. A frame is
-// ended by the append that brings it to frame_bytes of lines, after the first commit
-// frame_age after it began, when rotation leaves its file, and at close; flush() does
-// not end one. A closed file is whole frames, which every zstd reader takes; a file
+// a piece compresses against the lines before it. Pieces hold many lines even at a low
+// rate: a round's for their file, held for up to hold_for. A frame is ended by the
+// append that brings it to frame_bytes of lines, after the first commit frame_age after
+// it began, when rotation leaves its file, and at close; flush() does not end one. A closed file is whole frames, which every zstd reader takes; a file
 // being written (or left by a killed writer) decodes up to its last append. Compression
 // runs on the write worker, never on a producer's thread.
 struct Compression {
@@ -38,6 +38,14 @@ struct Compression {
   // frames cost ratio, larger ones those.
   std::size_t frame_bytes = std::size_t{4} << 20;
   std::chrono::seconds frame_age{60};
+  // How long the writer may hold records for a fuller piece. The drain appends a
+  // round's lines for a file as one piece (WriterOptions::batch_size), and a piece of a
+  // few lines compresses worse than one of many: at a low rate it waits for a round's
+  // records, for at most this long after it first found records waiting, before
+  // appending what it has; a flush takes them at once, as close does. Records reach
+  // the file up to that much later. Zero holds nothing; negative is refused at
+  // construction.
+  std::chrono::milliseconds hold_for{500};
 
   static Compression zstd(int level = 1) noexcept { return {Codec::zstd, level}; }
   bool enabled() const noexcept { return codec != Codec::none; }
@@ -93,7 +101,9 @@ struct WriterOptions {
   // rounded up to 64 bytes), and nothing per record after.
   std::size_t queue_size = 1024;
 
-  // Records appended by one write at most. At least 1.
+  // Records appended by one write at most (compressed: serialized together; a round of
+  // batches, up to 16 and a quarter of the queue, goes in one append per file). At
+  // least 1.
   std::size_t batch_size = 64;
 
   // How long the drain, finding the queue empty, waits for more records before it looks

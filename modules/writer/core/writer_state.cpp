@@ -84,6 +84,9 @@ const WriterOptions& validated(const WriterOptions& options, SinkTraits sink) {
     if (compression.frame_age <= std::chrono::seconds::zero()) {
       throw std::invalid_argument("a zstd frame's age bound must be positive");
     }
+    if (compression.hold_for < std::chrono::milliseconds::zero()) {
+      throw std::invalid_argument("a compressed writer's hold_for must not be negative");
+    }
   }
   return options;
 }
@@ -118,7 +121,7 @@ std::thread WriterState::launch(std::function<void()> body) const {
 WriterState::WriterState(WriterOptions options, SinkTraits sink)
     : options(std::move(validated(options, sink))),
       admission(this->options.queue_size, sink.own_destination || this->options.output_dir.has_value(),
-                this->options.linger),
+                this->options.linger, holds_records() ? round_batches() * this->options.batch_size : 0),
       accounts(this->options.subject, this->options.log_sink) {}
 
 WriterStats WriterState::stats() const noexcept {

@@ -3,6 +3,8 @@
 // exported only because JsonlRecordWriter's template code uses it.
 module;
 
+#include <algorithm>
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <thread>
@@ -42,6 +44,15 @@ struct WriterState {
   Admission admission;
   Accounts accounts;
 
+  // Batches the drain takes in one round when that many wait: up to 16, and a quarter
+  // of the queue (at least one batch).
+  std::size_t round_batches() const noexcept {
+    return std::max<std::size_t>(1, std::min<std::size_t>(options.queue_size / 4 / options.batch_size, 16));
+  }
+  // Whether the drain holds a partial round for fuller pieces (Compression::hold_for).
+  bool holds_records() const noexcept {
+    return options.compression.enabled() && options.compression.hold_for.count() > 0;
+  }
   // Every counter: the accounts' and what admission knows.
   WriterStats stats() const noexcept;
   // A thread of the writer's: the options' on_thread_start, then `body`. What `body`

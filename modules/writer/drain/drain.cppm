@@ -40,8 +40,7 @@ class Drain {
         format_(std::move(format)),
         route_(std::move(route)),
         ring_(state_->options.queue_size),
-        round_batches_(std::max<std::size_t>(1, std::min(state_->options.queue_size / 4 / state_->options.batch_size,
-                                                         std::size_t{batches_per_round}))),
+        round_batches_(state_->round_batches()),
         // The texts of a round being serialized, and of the one before it at the write
         // side: enough that a plain writer never makes another.
         spare_texts_(round_batches_ * (chunks_per_batch() + 1)) {
@@ -85,14 +84,29 @@ class Drain {
         continue;
       }
       empty_polls = 0;
+      if (hold_for_more(records)) continue;
       write_round_contained(records);
     }
     write_side_.finish();
   }
 
-  // Takes the records waiting, in batches, up to batches_per_round and a quarter of the
-  // ring (at least one batch): one round of serializing for all of them rather than one
-  // per batch.
+  // Whether the drain held the `records` it found for more (Compression::hold_for), to
+  // take them again: while they are less than a round (or half the queue), for up to
+  // hold_for after it first found them, unless a flush wants them or the writer is
+  // closing.
+  bool hold_for_more(std::size_t records) {
+    if (state_->holds_records() && records < state_->admission.hold_target()) {
+      const auto now = std::chrono::steady_clock::now();
+      if (!held_since_) held_since_ = now;
+      const auto deadline = *held_since_ + state_->options.compression.hold_for;
+      if (now < deadline && state_->admission.hold(deadline)) return true;
+    }
+    held_since_.reset();
+    return false;
+  }
+
+  // Takes the records waiting, in batches, up to a round (WriterState::round_batches):
+  // one round of serializing for all of them rather than one per batch.
   std::size_t take_round() {
     const std::size_t batch_size = state_->options.batch_size;
     const std::size_t records = ring_.filled(next_, round_batches_ * batch_size);
@@ -161,16 +175,33 @@ class Drain {
     for (std::size_t i = 0; i < round_.size(); ++i) {
       SerializedBatch& batch = serialized_[i];
       in_appends += batch.count(state_->accounts, accounted);
-      for (FileAppend& append : batch.appends) {
-        largest_text_ = std::max(largest_text_, std::min(append.content_bytes(), max_text_reserve));
-        job.appends.push_back(std::move(append));
-      }
+      for (FileAppend& append : batch.appends) add_append(job.appends, std::move(append));
+    }
+    for (const FileAppend& append : job.appends) {
+      largest_text_ = std::max(largest_text_, std::min(append.content_bytes(), max_text_reserve));
     }
     // Handed off even when empty: the write side passes flush's mark in order.
     write_side_.hand_off(std::move(job));
     accounted += in_appends;
     planner_.measured(side_by_side, records, std::chrono::steady_clock::now() - began);
     state_->accounts.serialized(records, side_by_side);
+  }
+
+  // Adds a batch's append to its round's. Compressed, a round's lines for one file go in
+  // one append, the piece of the file's frame it adds: a piece of few lines compresses
+  // worse than one of many, and the round's batches are only a bound on serializing.
+  void add_append(std::vector<FileAppend>& appends, FileAppend&& append) {
+    if (state_->options.compression.enabled()) {
+      const auto same_file = [&](const FileAppend& earlier) { return earlier.file == append.file; };
+      if (const auto earlier = std::ranges::find_if(appends, same_file); earlier != appends.end()) {
+        earlier->bytes += append.bytes;
+        earlier->records += append.records;
+        append.bytes.clear();
+        spare_texts_.push_back(std::move(append.bytes));
+        return;
+      }
+    }
+    appends.push_back(std::move(append));
   }
 
   // Readies every batch a round may hold, not only this round's: a batch serialized for
@@ -202,9 +233,6 @@ class Drain {
 
   using Records = typename RecordRing<Record>::Span;
 
-  // Batches serialized in one round, when that many are waiting.
-  static constexpr std::size_t batches_per_round = 16;
-
   std::shared_ptr<WriterState> state_;
   WriteSide& write_side_;
   std::shared_ptr<const RecordFormat<Record>> format_;
@@ -220,6 +248,7 @@ class Drain {
   std::size_t largest_text_ = 0;  // the longest append text so far, up to the bound
   std::vector<FileAppend> spare_appends_;
   RoundPlanner planner_;
+  std::optional<std::chrono::steady_clock::time_point> held_since_;  // records held since
 };
 
 }  // namespace jsonl::detail

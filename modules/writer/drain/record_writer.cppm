@@ -53,7 +53,8 @@ export namespace jsonl {
 //                closed books, waiting up to the shutdown timeout again (WARNING "Timed
 //                out publishing the closed <subject> JSONL books" otherwise).
 //                Idempotent; the destructor calls it.
-//   flush(t)     while running: ends the drain's nap (WriterOptions::linger), then waits
+//   flush(t)     while running: ends the drain's nap (WriterOptions::linger) and its
+//                hold of a compressed writer's records (Compression::hold_for), then waits
 //                until every record accepted before the call is written or dropped, or
 //                for at most t, and says which. With durability,
 //                written means persisted, and the books are then published if they
@@ -71,7 +72,8 @@ export namespace jsonl {
 // by every submit, so a record may reach the file up to a nap after it was submitted;
 // after a run of empty naps it sleeps until the next submit wakes it. Under load a record
 // also waits for the round it was taken in (up to 16 batches, at most a quarter of the
-// queue size) to be serialized before its batch is appended.
+// queue size) to be serialized before its batch is appended. A compressed writer holds a
+// partial round for up to Compression::hold_for.
 template <class Record = boost::json::value>
   requires std::is_nothrow_move_constructible_v<Record>
 class JsonlRecordWriter {
@@ -168,8 +170,9 @@ class JsonlRecordWriter {
   // follows takes as long as the filesystem does.
   [[nodiscard]] bool flush(std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
-    state_->admission.end_nap();
-    if (!state_->admission.await_finished(state_->admission.admitted(), deadline)) return false;
+    const std::uint64_t records = state_->admission.admitted();
+    state_->admission.want(records);
+    if (!state_->admission.await_finished(records, deadline)) return false;
     if (write_side_.durable()) write_side_.publish(true);
     return true;
   }
