@@ -83,6 +83,15 @@ BOOST_AUTO_TEST_CASE(a_full_round_is_appended_without_waiting) {
   writer.close();
 }
 
+BOOST_AUTO_TEST_CASE(a_full_batch_short_of_a_round_is_held) {
+  jsonl::JsonlRecordWriter<> writer(options(300ms, 2));
+  writer.start();
+  const auto start = Clock::now();
+  submit(writer, 4);
+  BOOST_TEST((until_written(writer, 4, start) >= 300ms));
+  writer.close();
+}
+
 BOOST_AUTO_TEST_CASE(held_records_go_in_one_append_once_their_round_is_full) {
   jsonl::JsonlRecordWriter<> writer(options(std::chrono::hours(1), 2));
   writer.start();
