@@ -54,6 +54,7 @@ void BucketDirectories::ensure(const FileCalls& calls, const std::filesystem::pa
   const std::lock_guard lock(mutex_);
   if (made_.contains(directory)) return;
   create(calls, directory);
+  if (made_.size() >= remembered) made_.clear();
   made_.insert(directory);
 }
 

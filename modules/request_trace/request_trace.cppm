@@ -81,6 +81,8 @@ void check_trace_kind(std::string_view kind);
 // The bucket directories a writer has made: each is created (with its parents) on first
 // use and remembered, so later groups cost no system call for it. Called on the write
 // worker. A directory removed later is made again by the append itself (see FileSink).
+// Bound: past `remembered` directories (a writer makes one an hour) all are forgotten,
+// and one still in use is created again, at the cost of a system call.
 class BucketDirectories {
  public:
   virtual ~BucketDirectories() = default;
@@ -94,6 +96,7 @@ class BucketDirectories {
   virtual void create(const FileCalls& calls, const std::filesystem::path& directory) const;
 
  private:
+  static constexpr std::size_t remembered = 16;
   mutable std::mutex mutex_;
   mutable std::set<std::filesystem::path> made_;
 };

@@ -1,99 +1,29 @@
 // In steady state the writer allocates nothing per record: not in submit, not in the
-// drain, not on the write side. This binary replaces the global allocation functions
-// (under a sanitizer, which owns them, it installs the sanitizer's allocation hook) to
-// count every allocation any thread makes while records built beforehand are submitted
-// and written; a JSON record's own nodes are built before the count starts.
+// drain, not on the write side. This binary's allocation functions count (counted_heap)
+// every allocation any thread makes while records built beforehand are submitted and
+// written; a JSON record's own nodes are built before the count starts.
 #define BOOST_TEST_MODULE allocation_tests
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
-#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 #include <mutex>
-#include <new>
 #include <span>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define JSONL_SANITIZER_OWNS_ALLOCATION 1
-#include <sanitizer/allocator_interface.h>
-#endif
-#endif
-
+#include "counted_heap.hpp"
 #include "test_support.hpp"
 
 import jsonl.perf_metrics;
 
 namespace perf = jsonl::perf;
 using namespace std::chrono_literals;
-
-namespace {
-
-std::atomic<bool> counting{false};
-std::atomic<std::uint64_t> allocations{0};
-
-void count_allocation() {
-  if (counting.load(std::memory_order_relaxed)) allocations.fetch_add(1, std::memory_order_relaxed);
-}
-
-}  // namespace
-
-#ifdef JSONL_SANITIZER_OWNS_ALLOCATION
-// A sanitizer's runtime defines the allocation functions itself; it reports every
-// allocation, malloc's included, to a hook instead.
-namespace {
-void on_allocation(const volatile void*, std::size_t) { count_allocation(); }
-void on_free(const volatile void*) {}
-[[maybe_unused]] const int hooks_installed = __sanitizer_install_malloc_and_free_hooks(on_allocation, on_free);
-}  // namespace
-#else
-namespace {
-void* allocate(std::size_t size, std::size_t alignment = alignof(std::max_align_t)) {
-  count_allocation();
-  if (alignment <= alignof(std::max_align_t)) return std::malloc(size == 0 ? 1 : size);
-  return std::aligned_alloc(alignment, (size + alignment - 1) / alignment * alignment);
-}
-}  // namespace
-
-void* operator new(std::size_t size) {
-  if (void* block = allocate(size)) return block;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size) { return operator new(size); }
-void* operator new(std::size_t size, std::align_val_t alignment) {
-  if (void* block = allocate(size, static_cast<std::size_t>(alignment))) return block;
-  throw std::bad_alloc();
-}
-void* operator new[](std::size_t size, std::align_val_t alignment) { return operator new(size, alignment); }
-void* operator new(std::size_t size, const std::nothrow_t&) noexcept { return allocate(size); }
-void* operator new[](std::size_t size, const std::nothrow_t&) noexcept { return allocate(size); }
-void* operator new(std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
-  return allocate(size, static_cast<std::size_t>(alignment));
-}
-void* operator new[](std::size_t size, std::align_val_t alignment, const std::nothrow_t&) noexcept {
-  return allocate(size, static_cast<std::size_t>(alignment));
-}
-void operator delete(void* block) noexcept { std::free(block); }
-void operator delete[](void* block) noexcept { std::free(block); }
-void operator delete(void* block, std::size_t) noexcept { std::free(block); }
-void operator delete[](void* block, std::size_t) noexcept { std::free(block); }
-void operator delete(void* block, std::align_val_t) noexcept { std::free(block); }
-void operator delete[](void* block, std::align_val_t) noexcept { std::free(block); }
-void operator delete(void* block, std::size_t, std::align_val_t) noexcept { std::free(block); }
-void operator delete[](void* block, std::size_t, std::align_val_t) noexcept { std::free(block); }
-void operator delete(void* block, const std::nothrow_t&) noexcept { std::free(block); }
-void operator delete[](void* block, const std::nothrow_t&) noexcept { std::free(block); }
-void operator delete(void* block, std::align_val_t, const std::nothrow_t&) noexcept { std::free(block); }
-void operator delete[](void* block, std::align_val_t, const std::nothrow_t&) noexcept { std::free(block); }
-#endif
 
 namespace {
 
@@ -150,14 +80,13 @@ std::uint64_t allocations_in_steady_state(Make make, jsonl::Compression compress
   std::vector<Record> records;
   records.reserve(counted_records);
   for (std::size_t i = 0; i < counted_records; ++i) records.push_back(make(i));
-  allocations = 0;
-  counting = true;
+  counted_heap::start_counting();
   const bool flushed = write_all(records);
-  counting = false;
+  counted_heap::stop_counting();
   BOOST_REQUIRE(flushed);
   writer.close();
   BOOST_TEST(writer.stats().written == (warm_up_rounds + 1) * counted_records);
-  return allocations.load();
+  return counted_heap::allocations();
 }
 
 // A file sink whose appends wait while the test holds them: while one waits, the drain
@@ -243,14 +172,13 @@ std::uint64_t allocations_in_a_full_round(jsonl::Compression compression, bool w
     BOOST_REQUIRE(write_in_one_round(writer, *sink, records));
   }
   std::vector<perf::PerfMetricsRecord> records = make_records(full_round);
-  allocations = 0;
-  counting = true;
+  counted_heap::start_counting();
   const bool written = write_in_one_round(writer, *sink, records);
-  counting = false;
+  counted_heap::stop_counting();
   BOOST_REQUIRE(written);
   writer.close();
   BOOST_TEST(writer.stats().written == warm_up_rounds * warm_up_round + records.size());
-  return allocations.load();
+  return counted_heap::allocations();
 }
 
 }  // namespace

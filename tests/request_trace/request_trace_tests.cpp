@@ -290,6 +290,24 @@ BOOST_AUTO_TEST_CASE(each_bucket_directory_is_created_once) {
   BOOST_TEST(directories->created.load() == 2);
 }
 
+BOOST_AUTO_TEST_CASE(bucket_directories_past_the_bound_are_forgotten_and_made_again) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto directories = std::make_shared<CountingDirectories>();
+  jsonl::RequestTraceWriter<> writer(options_in(directory.path(), log), "", directories);
+  writer.start();
+  const auto write_in_hour = [&](int hour) {
+    BOOST_TEST_REQUIRE(writer.submit(record("requests", hour, just_before_three + std::chrono::hours(hour))));
+    BOOST_TEST_REQUIRE(writer.flush(10s));
+  };
+  constexpr int hours = 100;
+  for (int hour = 0; hour < hours; ++hour) write_in_hour(hour);
+  write_in_hour(0);
+  writer.close();
+  BOOST_TEST(writer.stats().written == hours + 1u);
+  BOOST_TEST(directories->created.load() == hours + 1);
+}
+
 BOOST_AUTO_TEST_CASE(a_kind_that_could_escape_its_directory_makes_the_record_malformed) {
   jsonl_test::ScratchDirectory directory;
   Log log;

@@ -84,6 +84,42 @@ BOOST_AUTO_TEST_CASE(a_new_file_counts_only_once_its_directory_is_fsynced_and_on
   BOOST_TEST(balances(document_of(*writer)));
 }
 
+// Each record to the file its "index" names: a writer that makes new files for ever.
+class FilePerIndex : public jsonl::RecordRoute<json::value> {
+ public:
+  explicit FilePerIndex(std::filesystem::path directory) : directory_(std::move(directory)) {}
+  std::filesystem::path route(const json::value& record) const override {
+    return directory_ / ("file-" + std::to_string(record.at("index").as_int64()) + ".jsonl");
+  }
+
+ private:
+  std::filesystem::path directory_;
+};
+
+BOOST_AUTO_TEST_CASE(a_writer_forgets_durable_names_past_its_bound_and_makes_them_durable_again) {
+  Writer writer(durable(), std::make_shared<jsonl::JsonLineFormat>(), nullptr,
+                std::make_shared<FilePerIndex>(directory.path()));
+  writer.start();
+  const auto write_to = [&](int index) {
+    BOOST_TEST_REQUIRE(writer.submit(record(index)));
+    BOOST_TEST_REQUIRE(writer.flush(10s));
+  };
+  write_to(0);
+  write_to(0);
+  // The first commit fsyncs the directory and its parent; the second, knowing the name
+  // durable, neither.
+  BOOST_TEST(calls->data_directory_fsyncs.load() == 2);
+  constexpr int more_files_than_remembered = 100;
+  for (int index = 1; index <= more_files_than_remembered; ++index) write_to(index);
+  const int before = calls->data_directory_fsyncs.load();
+  write_to(0);
+  // Its name forgotten: its directory is fsynced again (the directory's own name, which
+  // the files written since made durable again, is not).
+  BOOST_TEST(calls->data_directory_fsyncs.load() == before + 1);
+  writer.close();
+  BOOST_TEST(writer.stats().written == more_files_than_remembered + 3u);
+}
+
 BOOST_AUTO_TEST_CASE(a_cut_inside_a_utf8_character_leaves_two_unknown_and_the_next_append_parses) {
   auto writer = make_writer(durable());
   const std::string first = line_of(0, "你好");

@@ -49,6 +49,11 @@ struct SerializedBatch {
   // the texts of appends the write side has finished with.
   std::vector<std::string> spare_texts;
   std::vector<std::string> chunk_texts;  // the texts of the group being serialized
+  // The texts the current (or last) run took: one per chunk of each file's group.
+  std::size_t texts_taken = 0;
+  // The most texts one run has taken, at most one per record of a batch: how many
+  // spare texts the drain gives the batch before each run.
+  std::size_t texts_wanted = 0;
 
   // Sizes the buffers for a batch of up to `batch_size` records whose appends hold up
   // to `room` bytes of lines, so that serializing one allocates nothing; the spare
@@ -76,6 +81,7 @@ class BatchSerializer {
   void run(const Records& batch, SerializedBatch& result) const {
     result.appends.clear();
     result.outcomes.clear();
+    result.texts_taken = 0;
     if (!route_) {
       result.outcomes.resize(batch.size());
       result.appends.push_back(serialize(batch, identity_, result.outcomes, {}, result));
@@ -138,6 +144,8 @@ class BatchSerializer {
     const std::size_t chunks = (records + per_chunk - 1) / per_chunk;
     std::vector<std::string>& texts = buffers.chunk_texts;
     texts.resize(chunks);
+    buffers.texts_taken += chunks;
+    buffers.texts_wanted = std::max(buffers.texts_wanted, buffers.texts_taken);
     for (std::string& text : texts) {
       if (buffers.spare_texts.empty()) continue;
       text = std::move(buffers.spare_texts.back());

@@ -41,9 +41,9 @@ class Drain {
         route_(std::move(route)),
         ring_(state_->options.queue_size),
         round_batches_(state_->round_batches()),
-        // The texts of a round being serialized, and of the one before it at the write
-        // side: enough that a plain writer never makes another.
-        spare_texts_(round_batches_ * (chunks_per_batch() + 1)) {
+        // The texts of a round's batches and as many spare (prepare_buffers): enough
+        // that a plain writer with one file never makes another.
+        spare_texts_(2 * round_batches_ * chunks_per_batch()) {
     round_.reserve(round_batches_);
   }
 
@@ -206,25 +206,35 @@ class Drain {
 
   // Readies every batch a round may hold, not only this round's: a batch serialized for
   // the first time, when the load first fills a round, finds its buffers as large as the
-  // others'. Its texts come from those the write side is done with, so that in steady
-  // state nothing is allocated for them. A text may serve as a chunk's one round and as a
-  // whole append's the next: every text the drain holds is grown at once to fit the
-  // longest append so far (rounded up to a power of two, up to a bound), rather than
+  // others'. Each batch gets as many texts as it has ever taken in one run (a text per
+  // chunk of each file's group), from those the write side is done with, so that in
+  // steady state nothing is allocated for them. A text may serve as a chunk's one round
+  // and as a whole append's the next: every text the drain holds is grown at once to fit
+  // the longest append so far (rounded up to a power of two, up to a bound), rather than
   // again and again as its role changes.
+  //
+  // Bound: beside the texts its batches hold for the next round, the drain keeps at most
+  // as many spare, for the round after it while the write side still performs one; the
+  // rest is freed. A text is at most max_text_reserve unless one line alone is longer,
+  // and the write side frees those past its own bound.
   void prepare_buffers() {
     write_side_.reclaim(spare_texts_, spare_appends_);
     spare_appends_.reserve(round_batches_);
     serialized_.resize(round_batches_);
     const std::size_t room = std::bit_ceil(largest_text_);
-    for (std::string& text : spare_texts_) text.reserve(room);
+    std::size_t round_texts = 0;
     for (SerializedBatch& batch : serialized_) {
-      while (batch.spare_texts.size() < chunks_per_batch()) {
+      const std::size_t wanted = std::max(chunks_per_batch(), batch.texts_wanted);
+      round_texts += wanted;
+      while (batch.spare_texts.size() < wanted) {
         if (spare_texts_.empty()) spare_texts_.emplace_back();
         batch.spare_texts.push_back(std::move(spare_texts_.back()));
         spare_texts_.pop_back();
       }
       batch.prepare(state_->options.batch_size, room);
     }
+    if (spare_texts_.size() > round_texts) spare_texts_.resize(round_texts);
+    for (std::string& text : spare_texts_) text.reserve(room);
   }
 
   std::size_t chunks_per_batch() const noexcept {

@@ -88,7 +88,21 @@ struct FileSink::Files {
   // counts.
   std::set<std::filesystem::path> durable_directories;
   // Files that end in part of a zstd frame this sink could not cut off: closed to frames.
+  // One for each append whose cut-off failed, and never forgotten.
   std::set<std::filesystem::path> torn;
+
+  // Bound: a writer that makes new files for ever (one an hour, a file per rotation)
+  // would remember each; past `names_remembered` both sets are forgotten at once, and
+  // each file in use has its name made durable again at its next commit.
+  static constexpr std::size_t names_remembered = 64;
+  void remember_durable(const std::filesystem::path& file) {
+    if (durable_names.size() >= names_remembered) {
+      durable_names.clear();
+      durable_directories.clear();
+    }
+    durable_directories.insert(file.parent_path());
+    durable_names.insert(file);
+  }
 
   Open& find_or_open(const FileCalls& calls, const std::filesystem::path& file, AppendOutcome& outcome) {
     for (Open& candidate : open) {
@@ -198,8 +212,7 @@ void FileSink::make_durable(std::span<AppendOutcome> outcomes) {
       const std::filesystem::path directory = file.path.parent_path();
       const bool directory_durable = !file.recreated_directory && files_->durable_directories.contains(directory);
       if (sync_directory(directory, error) && (directory_durable || sync_directory(directory.parent_path(), error))) {
-        files_->durable_directories.insert(directory);
-        files_->durable_names.insert(file.path);
+        files_->remember_durable(file.path);
         continue;
       }
     }

@@ -107,7 +107,8 @@ struct WriteSide::State {
   bool publishing = false;  // idle, and publishing the books
   // What performed jobs leave for the drain to fill again (WriteSide::reclaim). Room for
   // the texts of as many full batches as the queue holds, made at once: the first round
-  // that fills many batches does not grow it.
+  // that fills many batches does not grow it. The drain takes every text at its next
+  // round and keeps what it bounds; at most `kept_lists` lists wait here.
   std::vector<std::string> spent_texts;
   std::vector<std::vector<FileAppend>> spent_lists;
 
@@ -133,11 +134,16 @@ struct WriteSide::State {
         spent_texts.push_back(std::move(append.bytes));
       }
       job.appends.clear();
-      if (job.appends.capacity() != 0) spent_lists.push_back(std::move(job.appends));
+      if (job.appends.capacity() != 0 && spent_lists.size() < kept_lists) {
+        spent_lists.push_back(std::move(job.appends));
+      }
     }
     taken.clear();
   }
   static constexpr std::size_t largest_spent_text = std::size_t{16} << 20;
+  // The drain takes one list a round; a commit that performed several rounds' jobs
+  // returns more, and those past this are freed.
+  static constexpr std::size_t kept_lists = 2;
 
   bool durable() const noexcept { return publication.has_value(); }
   bool idle() const noexcept { return !busy && pending.empty(); }
