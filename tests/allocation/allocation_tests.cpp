@@ -7,10 +7,8 @@
 #include <boost/test/unit_test.hpp>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <span>
 #include <string>
 #include <thread>
@@ -19,6 +17,7 @@
 
 #include "counted_heap.hpp"
 #include "test_support.hpp"
+#include "held_sink.hpp"
 
 import jsonl.perf_metrics;
 
@@ -89,50 +88,12 @@ std::uint64_t allocations_in_steady_state(Make make, jsonl::Compression compress
   return counted_heap::allocations();
 }
 
-// A file sink whose appends wait while the test holds them: while one waits, the drain
-// waits to hand off the round after it, and the records submitted meanwhile are all
-// taken in the round after that.
-class HeldSink : public jsonl::FileSink {
- public:
-  void append(const jsonl::FileAppend& append, jsonl::AppendOutcome& outcome) override {
-    {
-      std::unique_lock lock(mutex_);
-      if (held_) {
-        waiting_ = true;
-        changed_.notify_all();
-        changed_.wait(lock, [this] { return !held_; });
-      }
-    }
-    FileSink::append(append, outcome);
-  }
-  void hold() {
-    const std::lock_guard lock(mutex_);
-    held_ = true;
-    waiting_ = false;
-  }
-  void await_held_append() {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [this] { return waiting_; });
-  }
-  void let_through() {
-    const std::lock_guard lock(mutex_);
-    held_ = false;
-    changed_.notify_all();
-  }
-
- private:
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  bool held_ = false;
-  bool waiting_ = false;
-};
-
 using TypedWriter = jsonl::JsonlRecordWriter<perf::PerfMetricsRecord>;
 
 // Writes `records` so that all but the first two are taken by the drain in one round:
 // the first is held at the sink, the drain waits with the second to hand it off, and the
 // rest are submitted before either goes on.
-bool write_in_one_round(TypedWriter& writer, HeldSink& sink, std::span<perf::PerfMetricsRecord> records) {
+bool write_in_one_round(TypedWriter& writer, jsonl_test::HeldSink& sink, std::span<perf::PerfMetricsRecord> records) {
   sink.hold();
   writer.submit_wait(std::move(records[0]));
   sink.await_held_append();
@@ -155,7 +116,7 @@ std::uint64_t allocations_in_a_full_round(jsonl::Compression compression, bool w
   options.compression = compression;
   const std::size_t batches_in_a_full_round = options.queue_size / 4 / options.batch_size;
   BOOST_REQUIRE(batches_in_a_full_round > 1);
-  auto sink = std::make_shared<HeldSink>();
+  auto sink = std::make_shared<jsonl_test::HeldSink>();
   TypedWriter writer(std::move(options), std::make_shared<jsonl::PerfMetricsTypedFormat>(), sink);
   writer.start();
   const auto make_records = [](std::size_t count) {

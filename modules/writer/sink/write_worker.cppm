@@ -118,7 +118,7 @@ struct WriteSide::State {
   // The worker's alone: the current run of failed appends (the records it lost; none: no
   // run) and whether its filesystem refusal was warned of; with durability, the files
   // retention let go since the last commit was booked; the outcomes of the appends
-  // performed now, kept to be reset rather than made anew.
+  // performed now, kept to be reset rather than made anew (see commit for their bound).
   std::uint64_t lost_in_run = 0;
   bool run_warned = false;
   std::vector<std::filesystem::path> expired_files;
@@ -261,7 +261,14 @@ struct WriteSide::State {
   void commit(const std::vector<WriteJob>& jobs, bool end_every_frame) {
     std::size_t appends = 0;
     for (const WriteJob& job : jobs) appends += job.appends.size();
-    if (outcomes.size() < appends) outcomes.resize(appends);
+    // A commit that took a backlog leaves no more outcomes behind it than a full round
+    // of two files a batch needs: those past it are freed at the next commit.
+    const std::size_t kept = std::max(appends, std::min(outcomes.size(), 2 * writer->round_batches()));
+    if (kept < outcomes.size()) {
+      outcomes.resize(kept);
+      outcomes.shrink_to_fit();
+    }
+    outcomes.resize(kept);
     std::span<AppendOutcome> performed(outcomes.data(), appends);
     {
       const CommitEnd end{sink};
