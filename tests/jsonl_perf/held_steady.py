@@ -1,5 +1,6 @@
-"""A recording process left running holds steady: after a warm-up, its resident memory,
-open descriptors and threads grow no further than a small slack while the load goes on.
+"""A recording process left running holds steady: after a warm-up, its resident memory
+(anonymous: heap and stacks), open descriptors and threads grow no further than a small
+slack while the load goes on.
 
     held_steady.py CASE TOOL SCRATCH
 
@@ -45,7 +46,7 @@ def judge(case, samples):
         sys.exit(f"{case}: the process ended after {samples[-1][0] if samples else 0:.1f} s; too few samples")
     failures = []
     for index, (name, slack) in enumerate(
-            [("resident KiB", SLACK_RSS_KIB), ("descriptors", SLACK_DESCRIPTORS), ("threads", SLACK_THREADS)], 1):
+            [("anonymous resident KiB", SLACK_RSS_KIB), ("descriptors", SLACK_DESCRIPTORS), ("threads", SLACK_THREADS)], 1):
         first, most = warm[0][index], max(s[index] for s in warm)
         print(f"{case}: {name} {first} after the warm-up, at most {most} after (slack {slack})")
         if most - first > slack:

@@ -3,10 +3,11 @@
 
 `jsonl-perf loadgen` writes at a fixed rate for minutes, once per writer kind: perf
 metrics (typed records), and request traces plain, durable and zstd-compressed (two
-files an hour, as a server's). Its resident memory is sampled every second; past the
-warm-up, the least-squares slope of resident memory over records written is the figure,
-in KiB per million records. A writer whose buffers are bounded holds it at about zero;
-one that keeps a few bytes a record grows by MiB a million. Prints one "name: value
+files an hour, as a server's). Its anonymous resident memory (heap and stacks) is sampled
+every second; past the warm-up, the least-squares slope of it over records written is
+the figure, in KiB per million records. A writer whose buffers are bounded holds it at
+about zero (the allocator's arenas still settle by some KiB); one that keeps its texts,
+as this one once did, grows by GiB a million. Prints one "name: value
 unit" line per figure and a "target ..." line per kind, as tools/bench/run reads them.
 
   memory_soak.py TOOL SCRATCH [--quick]
@@ -23,8 +24,8 @@ from process_sampler import watch  # noqa: E402
 RATE = 2000  # records/s: a busy server's request traces, two records a request
 SECONDS, QUICK_SECONDS = 60, 4
 WARM_UP_SHARE = 0.2
-# The slope allowed: a KiB of resident memory for each million records, about nothing.
-TARGET_KIB_PER_MILLION = 1024
+# The slope allowed: 4 MiB for each million records, four bytes a record.
+TARGET_KIB_PER_MILLION = 4096
 
 KINDS = [
     ("perf_metrics", ["--config", "perf-metrics", "--durability", "off"]),
@@ -59,7 +60,7 @@ def soak(tool, scratch, name, flags, seconds):
     print(f"memory_soak_{name}_rss_at_end: {warm[-1][1] / 1024:.4g} MiB")
     print(f"memory_soak_{name}_slope: {per_million:.4g} KiB/million_records")
     verdict = "PASS" if per_million <= TARGET_KIB_PER_MILLION else "FAIL"
-    print(f"target memory_soak_{name}_slope_at_most_1MiB_per_million: {verdict} ({per_million:.4g} KiB)")
+    print(f"target memory_soak_{name}_slope_at_most_4MiB_per_million: {verdict} ({per_million:.4g} KiB)")
 
 
 def main():
