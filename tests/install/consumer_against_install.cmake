@@ -1,5 +1,6 @@
-# Installs the build (to a prefix, or as a .deb unpacked into a scratch root), then
-# configures, builds and runs examples/consumer against what was installed.
+# Installs the build to a prefix, then configures, builds and runs examples/consumer
+# against what was installed; or packages it as a .deb, checks what the package depends
+# on, and that it installs what the prefix install holds.
 #   -D MODE=prefix|deb -D BUILD_DIR=... -D SOURCE_DIR=... -D SCRATCH=...
 #   -D CXX_COMPILER=... -D SCAN_DEPS=... -D CXX_FLAGS=... -D LINKER_FLAGS=...
 cmake_minimum_required(VERSION 3.28)  # run with -P: the policies of the build's CMake
@@ -103,6 +104,16 @@ elseif(MODE STREQUAL "deb")
       message(FATAL_ERROR "jsonl-perf loads ${library} (${owner}), which the .deb does not depend on: ${depends}")
     endif()
   endforeach()
+  # What the .deb installs is what a prefix install holds, file for file: the consumer
+  # built against the prefix (MODE=prefix) builds against it too, and is not built again.
+  run("${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${SCRATCH}/prefix")
+  snapshot("${SCRATCH}/prefix" installed)
+  snapshot("${prefix}" packaged)
+  if(NOT installed STREQUAL packaged)
+    message(FATAL_ERROR "the .deb's /usr differs from a prefix install:\n${packaged}\n---\n${installed}")
+  endif()
+  file(REMOVE_RECURSE "${SCRATCH}")
+  return()
 else()
   message(FATAL_ERROR "MODE must be prefix or deb")
 endif()

@@ -74,9 +74,100 @@ std::vector<std::string> numbered_lines(int from, int to) {
   return lines;
 }
 
+// The real calls, counting the opens of data files: how often a sink opened its files.
+class CountedOpens : public jsonl::FileCalls {
+ public:
+  int open(const std::filesystem::path& file, int flags, mode_t mode) const override {
+    if (file.extension() == ".jsonl") ++opens;
+    return FileCalls::open(file, flags, mode);
+  }
+  mutable std::atomic<int> opens{0};
+};
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(recovery)
+
+BOOST_AUTO_TEST_CASE(a_file_written_commit_after_commit_is_opened_once) {
+  jsonl_test::ScratchDirectory scratch;
+  Log log;
+  auto calls = std::make_shared<CountedOpens>();
+  jsonl::JsonlRecordWriter<> writer(test_options(scratch.path(), log), std::make_shared<jsonl::JsonLineFormat>(),
+                                    std::make_shared<jsonl::FileSink>(calls));
+  writer.start();
+  for (int commit = 0; commit < 5; ++commit) {
+    submit_range(writer, commit * 3, commit * 3 + 3);
+    BOOST_TEST_REQUIRE(writer.flush(flush_timeout));
+  }
+  writer.close();
+  BOOST_TEST(jsonl_test::read_lines(*writer.path()) == numbered_lines(0, 15), boost::test_tools::per_element());
+  BOOST_TEST(calls->opens == 1);
+}
+
+BOOST_AUTO_TEST_CASE(a_closed_writer_holds_none_of_its_files_open) {
+  jsonl_test::ScratchDirectory scratch;
+  Log log;
+  jsonl::JsonlRecordWriter<> writer(test_options(scratch.path(), log));
+  writer.start();
+  submit_range(writer, 0, 3);
+  BOOST_TEST_REQUIRE(writer.flush(flush_timeout));
+  writer.close();
+  const auto file = std::filesystem::canonical(*writer.path());
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    std::error_code unreadable;  // the iterator's own descriptor, closed by now
+    BOOST_TEST(std::filesystem::read_symlink(entry.path(), unreadable) != file);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_file_removed_between_commits_is_recreated_at_its_name) {
+  jsonl_test::ScratchDirectory scratch;
+  Log log;
+  jsonl::JsonlRecordWriter<> writer(test_options(scratch.path(), log));
+  writer.start();
+  submit_range(writer, 0, 3);
+  BOOST_TEST_REQUIRE(writer.flush(flush_timeout));
+  std::filesystem::remove(*writer.path());
+  submit_range(writer, 3, 6);
+  writer.close();
+  BOOST_TEST(jsonl_test::read_lines(*writer.path()) == numbered_lines(3, 6), boost::test_tools::per_element());
+  BOOST_TEST(writer.stats().written == 6u);
+}
+
+BOOST_AUTO_TEST_CASE(a_file_replaced_at_its_name_between_commits_gets_the_next_lines) {
+  jsonl_test::ScratchDirectory scratch;
+  Log log;
+  jsonl::JsonlRecordWriter<> writer(test_options(scratch.path(), log));
+  writer.start();
+  submit_range(writer, 0, 3);
+  BOOST_TEST_REQUIRE(writer.flush(flush_timeout));
+  const auto replacement = scratch.path() / "replacement";
+  // As long as what the writer left, so that only the name, not the size, tells them apart.
+  { std::ofstream(replacement, std::ios::binary) << "{\"other\":true}\n{\"cut-off"; }
+  BOOST_TEST_REQUIRE(std::filesystem::file_size(replacement) == std::filesystem::file_size(*writer.path()));
+  std::filesystem::rename(replacement, *writer.path());
+  submit_range(writer, 3, 5);
+  writer.close();
+  const std::vector<std::string> expected{R"({"other":true})", R"({"cut-off)", R"({"n":3})", R"({"n":4})"};
+  BOOST_TEST(jsonl_test::read_lines(*writer.path()) == expected, boost::test_tools::per_element());
+}
+
+BOOST_AUTO_TEST_CASE(a_symlink_planted_at_a_kept_files_name_is_refused) {
+  jsonl_test::ScratchDirectory scratch;
+  jsonl_test::ScratchDirectory elsewhere;
+  Log log;
+  jsonl::JsonlRecordWriter<> writer(test_options(scratch.path(), log));
+  writer.start();
+  submit_range(writer, 0, 2);
+  BOOST_TEST_REQUIRE(writer.flush(flush_timeout));
+  const auto target = elsewhere.path() / "victim";
+  std::filesystem::remove(*writer.path());
+  std::filesystem::create_symlink(target, *writer.path());
+  submit_range(writer, 2, 3);
+  writer.close();
+  BOOST_TEST(!std::filesystem::exists(target));
+  BOOST_TEST(writer.stats().dropped(jsonl::DropReason::write_error) == 1u);
+  BOOST_TEST(accounting_holds(writer.stats()));
+}
 
 BOOST_AUTO_TEST_CASE(an_append_after_the_directory_was_removed_recreates_it_and_loses_nothing) {
   jsonl_test::ScratchDirectory scratch;

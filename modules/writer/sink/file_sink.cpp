@@ -29,10 +29,18 @@ using detail::errno_message;
 using detail::FileDescriptor;
 using detail::throw_errno;
 
-std::uint64_t file_size(int fd, const std::filesystem::path& file) {
+struct stat measure(int fd, const std::filesystem::path& file) {
   struct stat status {};
   if (::fstat(fd, &status) != 0) throw_errno("fstat", file);
-  return static_cast<std::uint64_t>(status.st_size);
+  return status;
+}
+
+// Whether `fd` is still the file at `file`'s name: not removed, renamed away or
+// replaced (a symlink planted there is another file too).
+bool still_at_its_name(const struct stat& open, const std::filesystem::path& file) {
+  struct stat named {};
+  if (::fstatat(AT_FDCWD, file.c_str(), &named, AT_SYMLINK_NOFOLLOW) != 0) return false;
+  return named.st_dev == open.st_dev && named.st_ino == open.st_ino;
 }
 
 bool ends_without_newline(int fd, std::uint64_t size, const std::filesystem::path& file) {
@@ -66,13 +74,19 @@ FileDescriptor open_recreating_directory(const FileCalls& calls, const std::file
 
 }  // namespace
 
-// The files a commit holds open, and the names known durable across commits. A file the
-// last commit used keeps its entry, closed, so that the next commit to use it names it
-// without copying its name again.
+// The files the last commit used, held open for the next, and the names known durable
+// across commits. A descriptor is kept while its file is used commit after commit, so a
+// commit does not open, measure and close each file again; before each commit the name
+// is looked up, and a file removed, renamed away or replaced there is opened afresh.
 struct FileSink::Files {
   struct Open {
     std::filesystem::path path;
-    FileDescriptor fd;  // open while the commit uses the file
+    FileDescriptor fd;
+    // The size this sink left the file at, its last byte a newline or a frame's end;
+    // empty after a failed append. A file found at that size again is taken as left
+    // (its last byte is not read back).
+    std::optional<std::uint64_t> left_at;
+    bool used = false;  // by this commit
     bool recreated_directory = false;
     bool written = false;
     bool maybe_new = false;  // empty when the commit first wrote it
@@ -104,24 +118,32 @@ struct FileSink::Files {
     durable_names.insert(file);
   }
 
-  Open& find_or_open(const FileCalls& calls, const std::filesystem::path& file, AppendOutcome& outcome) {
-    for (Open& candidate : open) {
-      if (candidate.path != file) continue;
-      if (!candidate.fd.is_open()) {
-        candidate.fd = open_recreating_directory(calls, file, outcome.placement.recreated_directory);
-        candidate.recreated_directory = outcome.placement.recreated_directory;
-      }
-      return candidate;
+  // The file's entry, open, and its size now.
+  Open& find_or_open(const FileCalls& calls, const std::filesystem::path& file, AppendOutcome& outcome,
+                     std::uint64_t& size) {
+    auto entry = std::find_if(open.begin(), open.end(), [&](const Open& candidate) { return candidate.path == file; });
+    if (entry == open.end()) entry = open.insert(open.end(), Open{file, FileDescriptor(-1)});
+    struct stat status {};
+    if (entry->fd.is_open()) {
+      status = measure(entry->fd.get(), file);
+      if (!entry->used && !still_at_its_name(status, file)) entry->fd.close();
     }
-    FileDescriptor fd = open_recreating_directory(calls, file, outcome.placement.recreated_directory);
-    return open.emplace_back(Open{file, std::move(fd), outcome.placement.recreated_directory});
+    if (!entry->fd.is_open()) {
+      entry->fd = open_recreating_directory(calls, file, outcome.placement.recreated_directory);
+      entry->recreated_directory = outcome.placement.recreated_directory;
+      entry->left_at.reset();
+      status = measure(entry->fd.get(), file);
+    }
+    entry->used = true;
+    size = static_cast<std::uint64_t>(status.st_size);
+    return *entry;
   }
 
-  // Closes every file; forgets those this commit did not use.
+  // Forgets (and closes) the files this commit did not use; keeps the others open.
   void end_commit() noexcept {
-    std::erase_if(open, [](const Open& file) { return !file.fd.is_open(); });
+    std::erase_if(open, [](const Open& file) { return !file.used || !file.fd.is_open(); });
     for (Open& file : open) {
-      file.fd.close();
+      file.used = false;
       file.recreated_directory = false;
       file.written = false;
       file.maybe_new = false;
@@ -146,10 +168,10 @@ void FileSink::append(const FileAppend& append, AppendOutcome& outcome) {
   }
   Files::Open* open = nullptr;
   try {
-    open = &files_->find_or_open(*calls_, file, outcome);
-    const std::uint64_t size = file_size(open->fd.get(), file);
+    std::uint64_t size = 0;
+    open = &files_->find_or_open(*calls_, file, outcome, size);
     outcome.placement.size_before = size;
-    if (!frame && ends_without_newline(open->fd.get(), size, file)) {
+    if (!frame && open->left_at != size && ends_without_newline(open->fd.get(), size, file)) {
       if (detail::write_fully(*calls_, open->fd.get(), "\n", file) != 1) throw_errno("write", file);
       outcome.placement.fragment_isolated = true;
     }
@@ -161,7 +183,11 @@ void FileSink::append(const FileAppend& append, AppendOutcome& outcome) {
   open->written = true;
   const std::uint64_t start = *outcome.placement.size_before + (outcome.placement.fragment_isolated ? 1 : 0);
   outcome.placement.payload_offset = start;
-  if (detail::write_fully(*calls_, open->fd.get(), append.bytes, file) == append.bytes.size()) return;
+  open->left_at.reset();
+  if (detail::write_fully(*calls_, open->fd.get(), append.bytes, file) == append.bytes.size()) {
+    open->left_at = start + append.bytes.size();
+    return;
+  }
   outcome.error = errno_message("write", file);
   // What landed is measured, not inferred from the calls: a failed write may still have
   // put bytes in the file.

@@ -86,10 +86,11 @@ struct AppendOutcome {
 };
 
 // Lifecycle: the write worker calls append() for each append of a commit, in order;
-// with durability, make_durable() once they are all written; then end_commit(). Called
-// on the write worker only (one thread), so a sink needs no lock of its own. `close`
-// may abandon a call that outlives the shutdown timeout: the sink stays alive until the
-// call returns.
+// with durability, make_durable() once they are all written; then end_commit(); and
+// end_commit() alone as it stops, so that nothing kept for a next commit outlives it.
+// Called on the write worker only (one thread), so a sink needs no lock of its own.
+// `close` may abandon a call that outlives the shutdown timeout: the sink stays alive
+// until the call returns.
 class Sink {
  public:
   virtual ~Sink() = default;
@@ -117,7 +118,8 @@ class Sink {
     throw std::logic_error("make_durable was called on a sink that cannot be made durable");
   }
 
-  // The commit is over: whatever was held open for it is released.
+  // The commit is over: what was held for it alone is released (what the next commit
+  // will likely use, such as its files' descriptors, may be kept).
   virtual void end_commit() noexcept {}
 
   // Whether its appends go to files the writer names in its output directory (FileSink
@@ -128,12 +130,15 @@ class Sink {
 };
 
 // Appends to local files. A file is opened with O_RDWR|O_APPEND|O_CREAT|O_CLOEXEC|
-// O_NOFOLLOW and mode 0644 (before umask) at its first append of a commit and closed at
-// its end, so a removed or renamed file is recreated at its name and a symlink planted
-// there is refused. When the file's directory is gone, it is created again, with its
-// parents, and the open retried once. If the file's last byte is not '\n' (an append
-// cut short), a '\n' is written first, so the fragment stays one bad line; a piece of a
-// zstd frame goes without one. A piece whose write failed part way is cut off again
+// O_NOFOLLOW and mode 0644 (before umask) at its first append and kept open while every
+// commit uses it (it is closed at the end of the first commit that does not). Before
+// each commit's first append to it, its name is looked up (without following a
+// symlink): a file removed, renamed away or replaced there is opened again, so it is
+// recreated at its name and a symlink planted there is refused. When the file's
+// directory is gone, it is created again, with its parents, and the open retried once.
+// If the file's last byte is not '\n' (an append cut short; read back unless the file
+// is still the size this sink left it at), a '\n' is written first, so the fragment
+// stays one bad line; a piece of a zstd frame goes without one. A piece whose write failed part way is cut off again
 // (ftruncate to where it began, so its records were never written); when that fails too
 // the outcome is torn and every later piece for that file is refused. The lines go
 // in one write, continued after a partial one; what landed after a failed write is

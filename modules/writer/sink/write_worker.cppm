@@ -350,6 +350,10 @@ struct WriteSide::State {
       busy = false;
       changed.notify_all();
     }
+    // An empty commit as the worker stops: the sink releases what it kept for the next
+    // (a file's descriptor), so a stopped writer holds no file open.
+    lock.unlock();
+    sink.end_commit();
   }
 
   // Plain mode: ends the frames due (CompressingSink::frames_to_end), each as an append.
