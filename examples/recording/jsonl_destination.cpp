@@ -84,6 +84,7 @@ class JsonlWriters final : public RecordingDestination {
     jsonl::WriterOptions result = jsonl::perf_metrics_options(*options.output_dir / "perf_metrics", options.server_kind);
     result.durability.enabled = options.durable_perf_metrics;
     result.linger = options.linger;
+    result.hold_for = options.hold_for;
     result.on_thread_start = writer_thread_start(options.writer_nice);
     if (options.zstd_level) result.compression = jsonl::Compression::zstd(*options.zstd_level);
     return result;
@@ -93,6 +94,7 @@ class JsonlWriters final : public RecordingDestination {
     jsonl::WriterOptions result = jsonl::request_trace_options(*options.output_dir / "request_trace");
     result.durability.enabled = options.durable_traces;
     result.linger = options.linger;
+    result.hold_for = options.hold_for;
     result.on_thread_start = writer_thread_start(options.writer_nice);
     if (options.zstd_level) result.compression = jsonl::Compression::zstd(*options.zstd_level);
     return result;

@@ -62,6 +62,11 @@ struct RecorderOptions {
   // next, and each wake-up of a writer's thread costs the server's core more than the
   // record it writes.
   std::chrono::milliseconds linger{10};
+  // Each writer's WriterOptions::hold_for: at a GPU server's rate a request's records
+  // would otherwise pay a commit of their own (a wake-up of each writer's threads, an
+  // append and, durable, an fsync per file); held, a commit carries the requests of that
+  // long. At a high rate a batch fills first and nothing is held.
+  std::chrono::milliseconds hold_for{250};
   // The nice value each writer's threads take as they start (WriterOptions::
   // on_thread_start). 0, the server's priority: at nice 19 on a core shared with busy
   // request threads the writers get too little of it to keep up, and their queues fill

@@ -1,7 +1,8 @@
-// A compressed writer holds a partial round (Compression::hold_for) so that the piece it
-// adds to a file's frame holds many lines even at a low rate: until a round's records
-// wait, a flush wants them, the writer closes, or hold_for has passed; and a round's
-// lines for one file go in one append. One case per behaviour.
+// A compressed writer holds a partial round (WriterOptions::hold_for, 500 ms unless set)
+// so that the piece it adds to a file's frame holds many lines even at a low rate: until
+// a round's records wait, a flush wants them, the writer closes, or hold_for has passed;
+// and a round's lines for one file go in one append. A plain writer holds only when
+// told, and then less than a batch. One case per behaviour.
 #include <boost/json/value.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -32,7 +33,7 @@ struct Held {
   jsonl::WriterOptions options(std::chrono::milliseconds hold_for, std::size_t round_batches = 1) {
     auto options = jsonl_test::test_options(directory.path(), log);
     options.compression = jsonl::Compression::zstd();
-    options.compression.hold_for = hold_for;
+    options.hold_for = hold_for;
     options.batch_size = 4;
     options.queue_size = 16 * round_batches;
     return options;
@@ -171,14 +172,48 @@ BOOST_AUTO_TEST_CASE(close_writes_held_records_without_waiting_for_them) {
   BOOST_TEST(log.entries().empty());  // no "Timed out flushing"
 }
 
-BOOST_AUTO_TEST_CASE(a_plain_writer_holds_nothing) {
-  auto plain = options(std::chrono::hours(1));
+BOOST_AUTO_TEST_CASE(a_compressed_writer_holds_for_500_ms_unless_told) {
+  auto unset = options(0ms);
+  unset.hold_for.reset();
+  jsonl::JsonlRecordWriter<> writer(unset);
+  writer.start();
+  const auto start = Clock::now();
+  submit(writer, 1);
+  BOOST_TEST((until_written(writer, 1, start) >= 500ms));
+  writer.close();
+}
+
+BOOST_AUTO_TEST_CASE(a_plain_writer_holds_nothing_unless_told) {
+  auto plain = options(0ms);
+  plain.hold_for.reset();
   plain.compression.codec = jsonl::Compression::Codec::none;
   jsonl::JsonlRecordWriter<> writer(plain);
   writer.start();
   const auto start = Clock::now();
   submit(writer, 1);
   BOOST_TEST((until_written(writer, 1, start) < 30s));
+  writer.close();
+}
+
+BOOST_AUTO_TEST_CASE(a_plain_writer_told_to_hold_keeps_less_than_a_batch_until_hold_for_has_passed) {
+  auto plain = options(300ms, 2);
+  plain.compression.codec = jsonl::Compression::Codec::none;
+  jsonl::JsonlRecordWriter<> writer(plain);
+  writer.start();
+  const auto start = Clock::now();
+  submit(writer, 3);
+  BOOST_TEST((until_written(writer, 3, start) >= 300ms));
+  writer.close();
+}
+
+BOOST_AUTO_TEST_CASE(a_plain_writer_holding_appends_a_full_batch_without_waiting_for_a_round) {
+  auto plain = options(std::chrono::hours(1), 2);
+  plain.compression.codec = jsonl::Compression::Codec::none;
+  jsonl::JsonlRecordWriter<> writer(plain);
+  writer.start();
+  const auto start = Clock::now();
+  submit(writer, 4);
+  BOOST_TEST((until_written(writer, 4, start) < 30s));
   writer.close();
 }
 
@@ -196,7 +231,7 @@ BOOST_AUTO_TEST_CASE(a_negative_hold_is_a_clear_error_at_construction) {
     jsonl::JsonlRecordWriter<> writer(options(-1ms));
     BOOST_FAIL("constructed");
   } catch (const std::invalid_argument& error) {
-    BOOST_TEST(error.what() == std::string("a compressed writer's hold_for must not be negative"));
+    BOOST_TEST(error.what() == std::string("hold_for must not be negative"));
   }
 }
 

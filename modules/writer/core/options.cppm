@@ -21,11 +21,12 @@ export namespace jsonl {
 // Zstd: ".jsonl.zst" files of zstd frames (checksum in each) that span appends: each
 // append adds a flushed piece to its file's frame, so that what was written decodes and
 // a piece compresses against the lines before it. Pieces hold many lines even at a low
-// rate: a round's for their file, held for up to hold_for. A frame is ended by the
+// rate: a round's for their file, held for up to WriterOptions::hold_for. A frame is ended by the
 // append that brings it to frame_bytes of lines, after the first commit frame_age after
-// it began, when rotation leaves its file, and at close; flush() does not end one. A closed file is whole frames, which every zstd reader takes; a file
-// being written (or left by a killed writer) decodes up to its last append. Compression
-// runs on the write worker, never on a producer's thread.
+// it began, when rotation leaves its file, and at close; flush() does not end one. A
+// closed file is whole frames, which every zstd reader takes; a file being written (or
+// left by a killed writer) decodes up to its last append. Compression runs on the write
+// worker, never on a producer's thread.
 struct Compression {
   enum class Codec : unsigned char { none, zstd };
   Codec codec = Codec::none;
@@ -38,14 +39,10 @@ struct Compression {
   // frames cost ratio, larger ones those.
   std::size_t frame_bytes = std::size_t{4} << 20;
   std::chrono::seconds frame_age{60};
-  // How long the writer may hold records for a fuller piece. The drain appends a
-  // round's lines for a file as one piece (WriterOptions::batch_size), and a piece of a
-  // few lines compresses worse than one of many: at a low rate it waits for a round's
-  // records, for at most this long after it first found records waiting, before
-  // appending what it has; a flush takes them at once, as close does. Records reach
-  // the file up to that much later. Zero holds nothing; negative is refused at
-  // construction.
-  std::chrono::milliseconds hold_for{500};
+  // Pieces hold many lines even at a low rate: the drain appends a round's lines for a
+  // file as one piece (WriterOptions::batch_size), and a piece of a few lines compresses
+  // worse than one of many, so it holds a partial round for more, for at most
+  // WriterOptions::hold_for (500 ms unless set).
 
   static Compression zstd(int level = 1) noexcept { return {Codec::zstd, level}; }
   bool enabled() const noexcept { return codec != Codec::none; }
@@ -113,6 +110,17 @@ struct WriterOptions {
   // At least 1 ms. A server recording per request gives several (a wake-up costs it
   // more than the record).
   std::chrono::milliseconds linger{1};
+
+  // How long the drain may hold records it found for more, so that fewer, fuller appends
+  // carry them: it waits for a batch's records (compressed: a round's, which make a
+  // fuller piece) for at most this long after it first found records waiting, then
+  // appends what it has; a flush takes them at once, as close does. Records reach the
+  // file up to that much later. Each wake-up of the writer's threads and each append
+  // cost a fixed amount however few records they carry: a server recording a request at
+  // a time at a GPU's rate holds for a few hundred ms, so that a commit carries many
+  // requests, while at a high rate a batch fills first and nothing waits. Unset: 500 ms
+  // compressed, nothing plain. Zero holds nothing; negative is refused at construction.
+  std::optional<std::chrono::milliseconds> hold_for;
 
   // How long `close` waits for queued records to be written before abandoning them.
   std::chrono::milliseconds shutdown_timeout{5000};

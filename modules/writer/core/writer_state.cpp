@@ -38,6 +38,7 @@ const WriterOptions& validated(const WriterOptions& options, SinkTraits sink) {
   if (options.queue_size == 0) throw std::invalid_argument("queue size must be at least 1");
   if (options.batch_size == 0) throw std::invalid_argument("batch size must be at least 1");
   if (options.linger.count() < 1) throw std::invalid_argument("linger must be at least 1 ms");
+  if (options.hold_for && options.hold_for->count() < 0) throw std::invalid_argument("hold_for must not be negative");
   if (options.shutdown_timeout.count() < 0) throw std::invalid_argument("shutdown timeout must not be negative");
   if (options.max_file_bytes && *options.max_file_bytes == 0) {
     throw std::invalid_argument("max file bytes must be positive");
@@ -84,9 +85,6 @@ const WriterOptions& validated(const WriterOptions& options, SinkTraits sink) {
     if (compression.frame_age <= std::chrono::seconds::zero()) {
       throw std::invalid_argument("a zstd frame's age bound must be positive");
     }
-    if (compression.hold_for < std::chrono::milliseconds::zero()) {
-      throw std::invalid_argument("a compressed writer's hold_for must not be negative");
-    }
   }
   return options;
 }
@@ -121,7 +119,7 @@ std::thread WriterState::launch(std::function<void()> body) const {
 WriterState::WriterState(WriterOptions options, SinkTraits sink)
     : options(std::move(validated(options, sink))),
       admission(this->options.queue_size, sink.own_destination || this->options.output_dir.has_value(),
-                this->options.linger, holds_records() ? round_batches() * this->options.batch_size : 0),
+                this->options.linger, holds_records() ? hold_target() : 0),
       accounts(this->options.subject, this->options.log_sink) {}
 
 WriterStats WriterState::stats() const noexcept {

@@ -49,9 +49,17 @@ struct WriterState {
   std::size_t round_batches() const noexcept {
     return std::max<std::size_t>(1, std::min<std::size_t>(options.queue_size / 4 / options.batch_size, 16));
   }
-  // Whether the drain holds a partial round for fuller pieces (Compression::hold_for).
-  bool holds_records() const noexcept {
-    return options.compression.enabled() && options.compression.hold_for.count() > 0;
+  // How long the drain may hold records for more (WriterOptions::hold_for, or its
+  // default), and whether it holds any.
+  std::chrono::milliseconds hold_for() const noexcept {
+    return options.hold_for.value_or(options.compression.enabled() ? std::chrono::milliseconds(500)
+                                                                   : std::chrono::milliseconds(0));
+  }
+  bool holds_records() const noexcept { return hold_for().count() > 0; }
+  // The records a holding drain waits for: a round's, compressed (a fuller piece), else
+  // a batch's (one append).
+  std::size_t hold_target() const noexcept {
+    return options.compression.enabled() ? round_batches() * options.batch_size : options.batch_size;
   }
   // Every counter: the accounts' and what admission knows.
   WriterStats stats() const noexcept;

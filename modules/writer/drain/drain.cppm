@@ -90,15 +90,15 @@ class Drain {
     write_side_.finish();
   }
 
-  // Whether the drain held the `records` it found for more (Compression::hold_for), to
-  // take them again: while they are less than a round (or half the queue), for up to
-  // hold_for after it first found them, unless a flush wants them or the writer is
-  // closing.
+  // Whether the drain held the `records` it found for more (WriterOptions::hold_for), to
+  // take them again: while they are less than its target (a batch, or compressed a
+  // round; at most half the queue), for up to hold_for after it first found them, unless
+  // a flush wants them or the writer is closing.
   bool hold_for_more(std::size_t records) {
     if (state_->holds_records() && records < state_->admission.hold_target()) {
       const auto now = std::chrono::steady_clock::now();
       if (!held_since_) held_since_ = now;
-      const auto deadline = *held_since_ + state_->options.compression.hold_for;
+      const auto deadline = *held_since_ + state_->hold_for();
       if (now < deadline && state_->admission.hold(deadline)) return true;
     }
     held_since_.reset();

@@ -54,7 +54,7 @@ export namespace jsonl {
 //                out publishing the closed <subject> JSONL books" otherwise).
 //                Idempotent; the destructor calls it.
 //   flush(t)     while running: ends the drain's nap (WriterOptions::linger) and its
-//                hold of a compressed writer's records (Compression::hold_for), then waits
+//                hold of records (WriterOptions::hold_for), then waits
 //                until every record accepted before the call is written or dropped, or
 //                for at most t, and says which. With durability,
 //                written means persisted, and the books are then published if they
@@ -72,8 +72,9 @@ export namespace jsonl {
 // by every submit, so a record may reach the file up to a nap after it was submitted;
 // after a run of empty naps it sleeps until the next submit wakes it. Under load a record
 // also waits for the round it was taken in (up to 16 batches, at most a quarter of the
-// queue size) to be serialized before its batch is appended. A compressed writer holds a
-// partial round for up to Compression::hold_for.
+// queue size) to be serialized before its batch is appended. A writer that holds
+// (WriterOptions::hold_for; compressed ones by default) keeps fewer than a batch (a
+// round, compressed) for up to that long.
 template <class Record = boost::json::value>
   requires std::is_nothrow_move_constructible_v<Record>
 class JsonlRecordWriter {

@@ -31,6 +31,7 @@ struct ServerFlags {
   std::string compression = "none";
   std::string disagg_request_id = "engine";
   unsigned linger_ms = 10;
+  unsigned hold_ms = 250;
   int writer_nice = 0;
 
   // Each may be given again: the last counts (a fleet's or a test's override).
@@ -58,6 +59,9 @@ struct ServerFlags {
         ->check(CLI::IsMember({"engine", "null"}))->capture_default_str();
     command.add_option("--linger-ms", linger_ms, "how long each writer's drain waits for more records")
         ->check(CLI::Range(1u, 1000u))->capture_default_str();
+    command.add_option("--hold-ms", hold_ms,
+                       "how long each writer may hold fewer than a batch of records for more (0: none)")
+        ->check(CLI::Range(0u, 10000u))->capture_default_str();
     command.add_option("--writer-nice", writer_nice,
                        "the nice value the writers' threads take (0: the server's priority; higher ones starve "
                        "them on a busy core)")
@@ -71,7 +75,7 @@ struct ServerFlags {
                                     "--header-timeout", std::to_string(header_timeout), "--recording", recording,
                                     "--durable-traces", durable_traces,
                                     "--compression", compression, "--disagg-request-id", disagg_request_id,
-                                    "--linger-ms", std::to_string(linger_ms),
+                                    "--linger-ms", std::to_string(linger_ms), "--hold-ms", std::to_string(hold_ms),
                                     "--writer-nice", std::to_string(writer_nice)};
     if (durable_perf_metrics) result.push_back("--durable-perf-metrics");
     return result;
@@ -90,6 +94,7 @@ struct ServerFlags {
     options.recording.durable_perf_metrics = durable_perf_metrics;
     options.recording.engine_id_as_disagg_request_id = disagg_request_id == "engine";
     options.recording.linger = std::chrono::milliseconds(linger_ms);
+    options.recording.hold_for = std::chrono::milliseconds(hold_ms);
     options.recording.writer_nice = writer_nice;
     if (compression == "zstd") {
       options.recording.zstd_level = 1;
