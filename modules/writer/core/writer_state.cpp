@@ -122,6 +122,15 @@ WriterState::WriterState(WriterOptions options, SinkTraits sink)
                 this->options.linger, holds_records() ? hold_target() : 0),
       accounts(this->options.subject, this->options.log_sink) {}
 
+std::chrono::milliseconds WriterState::hold_for() const noexcept {
+  return options.hold_for.value_or(options.compression.enabled() ? std::chrono::milliseconds(500)
+                                                                 : std::chrono::milliseconds(0));
+}
+
+std::size_t WriterState::hold_target() const noexcept {
+  return options.compression.enabled() ? round_batches() * options.batch_size : options.batch_size;
+}
+
 WriterStats WriterState::stats() const noexcept {
   WriterStats stats;
   accounts.fill(stats);

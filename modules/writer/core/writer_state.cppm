@@ -51,16 +51,11 @@ struct WriterState {
   }
   // How long the drain may hold records for more (WriterOptions::hold_for, or its
   // default), and whether it holds any.
-  std::chrono::milliseconds hold_for() const noexcept {
-    return options.hold_for.value_or(options.compression.enabled() ? std::chrono::milliseconds(500)
-                                                                   : std::chrono::milliseconds(0));
-  }
+  std::chrono::milliseconds hold_for() const noexcept;
   bool holds_records() const noexcept { return hold_for().count() > 0; }
   // The records a holding drain waits for: a round's, compressed (a fuller piece), else
   // a batch's (one append).
-  std::size_t hold_target() const noexcept {
-    return options.compression.enabled() ? round_batches() * options.batch_size : options.batch_size;
-  }
+  std::size_t hold_target() const noexcept;
   // Every counter: the accounts' and what admission knows.
   WriterStats stats() const noexcept;
   // A thread of the writer's: the options' on_thread_start, then `body`. What `body`
