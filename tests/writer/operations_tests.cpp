@@ -68,6 +68,12 @@ void submit_range(jsonl::JsonlRecordWriter<>& writer, int from, int to) {
   for (int i = from; i < to; ++i) BOOST_TEST_REQUIRE(writer.submit(numbered(i)));
 }
 
+// Submits records [from, to) and waits until they are written: a commit of their own.
+void commit_range(jsonl::JsonlRecordWriter<>& writer, int from, int to) {
+  submit_range(writer, from, to);
+  BOOST_TEST_REQUIRE(writer.flush(flush_timeout));
+}
+
 std::vector<std::string> numbered_lines(int from, int to) {
   std::vector<std::string> lines;
   for (int i = from; i < to; ++i) lines.push_back(jsonl::to_json_text(numbered(i)));
@@ -96,8 +102,7 @@ BOOST_AUTO_TEST_CASE(a_file_written_commit_after_commit_is_opened_once) {
                                     std::make_shared<jsonl::FileSink>(calls));
   writer.start();
   for (int commit = 0; commit < 5; ++commit) {
-    submit_range(writer, commit * 3, commit * 3 + 3);
-    BOOST_TEST_REQUIRE(writer.flush(flush_timeout));
+    commit_range(writer, commit * 3, commit * 3 + 3);
   }
   writer.close();
   BOOST_TEST(jsonl_test::read_lines(*writer.path()) == numbered_lines(0, 15), boost::test_tools::per_element());
@@ -109,8 +114,7 @@ BOOST_AUTO_TEST_CASE(a_closed_writer_holds_none_of_its_files_open) {
   Log log;
   jsonl::JsonlRecordWriter<> writer(test_options(scratch.path(), log));
   writer.start();
-  submit_range(writer, 0, 3);
-  BOOST_TEST_REQUIRE(writer.flush(flush_timeout));
+  commit_range(writer, 0, 3);
   writer.close();
   const auto file = std::filesystem::canonical(*writer.path());
   for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
@@ -124,8 +128,7 @@ BOOST_AUTO_TEST_CASE(a_file_removed_between_commits_is_recreated_at_its_name) {
   Log log;
   jsonl::JsonlRecordWriter<> writer(test_options(scratch.path(), log));
   writer.start();
-  submit_range(writer, 0, 3);
-  BOOST_TEST_REQUIRE(writer.flush(flush_timeout));
+  commit_range(writer, 0, 3);
   std::filesystem::remove(*writer.path());
   submit_range(writer, 3, 6);
   writer.close();
@@ -138,8 +141,7 @@ BOOST_AUTO_TEST_CASE(a_file_replaced_at_its_name_between_commits_gets_the_next_l
   Log log;
   jsonl::JsonlRecordWriter<> writer(test_options(scratch.path(), log));
   writer.start();
-  submit_range(writer, 0, 3);
-  BOOST_TEST_REQUIRE(writer.flush(flush_timeout));
+  commit_range(writer, 0, 3);
   const auto replacement = scratch.path() / "replacement";
   // As long as what the writer left, so that only the name, not the size, tells them apart.
   { std::ofstream(replacement, std::ios::binary) << "{\"other\":true}\n{\"cut-off"; }
@@ -157,8 +159,7 @@ BOOST_AUTO_TEST_CASE(a_symlink_planted_at_a_kept_files_name_is_refused) {
   Log log;
   jsonl::JsonlRecordWriter<> writer(test_options(scratch.path(), log));
   writer.start();
-  submit_range(writer, 0, 2);
-  BOOST_TEST_REQUIRE(writer.flush(flush_timeout));
+  commit_range(writer, 0, 2);
   const auto target = elsewhere.path() / "victim";
   std::filesystem::remove(*writer.path());
   std::filesystem::create_symlink(target, *writer.path());
