@@ -21,12 +21,12 @@ export namespace jsonl {
 // Zstd: ".jsonl.zst" files of zstd frames (checksum in each) that span appends: each
 // append adds a flushed piece to its file's frame, so that what was written decodes and
 // a piece compresses against the lines before it. Pieces hold many lines even at a low
-// rate: a round's for their file, held for up to WriterOptions::hold_for. A frame is ended by the
-// append that brings it to frame_bytes of lines, after the first commit frame_age after
-// it began, when rotation leaves its file, and at close; flush() does not end one. A
-// closed file is whole frames, which every zstd reader takes; a file being written (or
-// left by a killed writer) decodes up to its last append. Compression runs on the write
-// worker, never on a producer's thread.
+// rate: a round's for their file, held for up to WriterOptions::hold_for. A frame is
+// ended by the append that brings it to frame_bytes of lines, after the first commit
+// frame_age after it began, when rotation leaves its file, and at close; flush() does
+// not end one. A closed file is whole frames, which every zstd reader takes; a file
+// being written (or left by a killed writer) decodes up to its last append. Compression
+// runs on the write worker, never on a producer's thread.
 struct Compression {
   enum class Codec : unsigned char { none, zstd };
   Codec codec = Codec::none;

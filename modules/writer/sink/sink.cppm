@@ -138,14 +138,15 @@ class Sink {
 // directory is gone, it is created again, with its parents, and the open retried once.
 // If the file's last byte is not '\n' (an append cut short; read back unless the file
 // is still the size this sink left it at), a '\n' is written first, so the fragment
-// stays one bad line; a piece of a zstd frame goes without one. A piece whose write failed part way is cut off again
-// (ftruncate to where it began, so its records were never written); when that fails too
-// the outcome is torn and every later piece for that file is refused. The lines go
-// in one write, continued after a partial one; what landed after a failed write is
-// measured with fstat, not taken from what write returned. make_durable fsync()s each
-// file written, and the directory of each whose name is not yet known durable (new, or
-// empty when opened), and that directory's parent when the directory was made again.
-// Filesystem errors are outcomes, never exceptions.
+// stays one bad line; a piece of a zstd frame goes without one. A piece whose write
+// failed part way is cut off again (ftruncate to where it began, so its records were
+// never written); when that fails too the outcome is torn and every later piece for
+// that file is refused. The lines go in one write, continued after a partial one; what
+// landed after a failed write is measured with fstat, not taken from what write
+// returned. make_durable fsync()s each file written, and the directory of each whose
+// name is not yet known durable (new, or empty when opened), and that directory's
+// parent when the directory was made again. Filesystem errors are outcomes, never
+// exceptions.
 class FileSink : public Sink {
  public:
   // `calls`: the system calls of writes and fsyncs (a test's seam).

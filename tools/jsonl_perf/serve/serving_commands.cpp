@@ -30,8 +30,9 @@ struct ServerFlags {
   bool durable_perf_metrics = false;
   std::string compression = "none";
   std::string disagg_request_id = "engine";
-  unsigned linger_ms = 10;
-  unsigned hold_ms = 250;
+  // The recording layer's own defaults, written once there.
+  unsigned linger_ms = static_cast<unsigned>(jsonl_recording::RecorderOptions{}.linger.count());
+  unsigned hold_ms = static_cast<unsigned>(jsonl_recording::RecorderOptions{}.hold_for.count());
   int writer_nice = 0;
 
   // Each may be given again: the last counts (a fleet's or a test's override).
