@@ -82,7 +82,10 @@ class SocketSink : public jsonl::Sink {
   void append(const jsonl::FileAppend& append, jsonl::AppendOutcome& outcome) override {
     std::size_t sent = 0;
     while (sent < append.bytes.size()) {
-      const ssize_t n = ::send(fd_, append.bytes.data() + sent, append.bytes.size() - sent, MSG_NOSIGNAL);
+      // A send that would block says the buffer is full, then waits as a blocking one.
+      ssize_t n = ::send(fd_, append.bytes.data() + sent, append.bytes.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+      full = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+      if (full) n = ::send(fd_, append.bytes.data() + sent, append.bytes.size() - sent, MSG_NOSIGNAL);
       if (n >= 0) {
         sent += static_cast<std::size_t>(n);
         continue;
@@ -97,6 +100,11 @@ class SocketSink : public jsonl::Sink {
 
  private:
   int fd_;
+
+ public:
+  // Whether the last send found the socket's buffer full: it blocks until the reader
+  // reads or hangs up.
+  std::atomic<bool> full{false};
 };
 
 // Memory that a replica acknowledges: a commit's appends are durable once acknowledged,
@@ -290,12 +298,21 @@ BOOST_AUTO_TEST_CASE(a_socket_whose_reader_stalls_then_hangs_up_loses_nothing_si
   Log log;
   jsonl::WriterOptions options = destination_options(log);
   options.queue_size = 64;
-  jsonl::JsonlRecordWriter<> writer(std::move(options), lines(), std::make_shared<SocketSink>(ends[0]));
+  auto socket = std::make_shared<SocketSink>(ends[0]);
+  jsonl::JsonlRecordWriter<> writer(std::move(options), lines(), socket);
   writer.start();
   for (int i = 0; i < before_stall; ++i) BOOST_TEST_REQUIRE(writer.submit(numbered(i)));
   stalled.wait();
+  // Records until the socket is full and the queue behind it too: the hang-up then
+  // finds a send waiting, whatever the threads' pace. Nothing reads the socket now, so
+  // once a send finds it full it stays full.
+  socket->full = false;
   int submitted = before_stall;
-  for (; submitted < 20000; ++submitted) writer.submit(numbered(submitted));
+  const auto backed_up = [&] { return socket->full && writer.stats().dropped(jsonl::DropReason::queue_full) > 0; };
+  for (; submitted < 2'000'000 && (submitted % 64 != 0 || !backed_up()); ++submitted) {
+    writer.submit(numbered(submitted));
+  }
+  BOOST_TEST_REQUIRE(backed_up());
   hang_up.count_down();
   reader.join();
   writer.close();
