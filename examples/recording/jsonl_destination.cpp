@@ -1,6 +1,4 @@
 // Headers before the modules: no #include may follow an import.
-#include <boost/json.hpp>
-
 #include <pthread.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -17,9 +15,29 @@
 import jsonl.request_trace;
 
 namespace jsonl_recording {
-namespace {
 
-namespace json = boost::json;
+// A trace line's text, written on the writer's thread.
+class TraceLineFormat final : public jsonl::RecordFormat<TraceLine> {
+ public:
+  explicit TraceLineFormat(jsonl::JsonTextOptions) {}
+
+  bool append_line(TraceLine& line, std::string& out) const override {
+    const bool sanitized = append_trace_line(line, out);
+    out += '\n';
+    return sanitized;
+  }
+};
+
+}  // namespace jsonl_recording
+
+// The request-trace writer's payload format for the typed lines (TraceFormat composes it).
+template <>
+struct jsonl::format_for<jsonl_recording::TraceLine, jsonl::JsonLineFormat> {
+  using type = jsonl_recording::TraceLineFormat;
+};
+
+namespace jsonl_recording {
+namespace {
 
 class JsonlWriters final : public RecordingDestination {
  public:
@@ -39,9 +57,11 @@ class JsonlWriters final : public RecordingDestination {
     if (traces_) traces_->close();
   }
 
-  bool trace(std::string_view kind, json::object line, std::chrono::system_clock::time_point made_at) override {
-    return traces_ &&
-           traces_->submit(jsonl::TraceRecord<json::value>(std::string(kind), json::value(std::move(line)), made_at));
+  bool trace(TraceLine line) override {
+    if (!traces_) return false;
+    const std::string_view kind = trace_kind(line);
+    const auto made = made_at(line);
+    return traces_->submit(jsonl::TraceRecord<TraceLine>(std::string(kind), std::move(line), made));
   }
 
   bool perf(jsonl::perf::PerfMetricsRecord record) override { return perf_.submit(std::move(record)); }
@@ -101,7 +121,7 @@ class JsonlWriters final : public RecordingDestination {
   }
 
   jsonl::TypedPerfMetricsJsonlWriter perf_;
-  std::optional<jsonl::RequestTraceWriter<json::value>> traces_;  // none: the proxy traces
+  std::optional<jsonl::RequestTraceWriter<TraceLine>> traces_;  // none: the proxy traces
 };
 
 }  // namespace

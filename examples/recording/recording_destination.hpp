@@ -3,14 +3,12 @@
 // It imports jsonl.perf_metrics: include it after every other header.
 #pragma once
 
-#include <boost/json/object.hpp>
-
-#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
 
 #include "request_recorder.hpp"
+#include "trace_lines.hpp"
 
 import jsonl.perf_metrics;
 
@@ -26,8 +24,8 @@ class RecordingDestination {
   virtual bool start() = 0;
   // Writes what is queued.
   virtual void close() = 0;
-  // A trace line of `kind` ("requests" or "responses") made at `made_at`.
-  virtual bool trace(std::string_view kind, boost::json::object line, std::chrono::system_clock::time_point made_at) = 0;
+  // A request or a response trace line.
+  virtual bool trace(TraceLine line) = 0;
   // A completed request's perf-metrics record.
   virtual bool perf(jsonl::perf::PerfMetricsRecord record) = 0;
   // Its counters in the Prometheus text format, each sample labelled server_kind.

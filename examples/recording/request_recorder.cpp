@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "recording_destination.hpp"
+#include "trace_lines.hpp"
 
 import jsonl.request_trace;
 
@@ -12,22 +13,6 @@ namespace jsonl_recording {
 namespace {
 
 namespace json = boost::json;
-
-std::int64_t microseconds(std::chrono::system_clock::time_point at) {
-  return std::chrono::floor<std::chrono::microseconds>(at).time_since_epoch().count();
-}
-
-const char* status_name(Outcome outcome) {
-  switch (outcome) {
-    case Outcome::completed:
-      return "completed";
-    case Outcome::client_disconnected:
-      return "client_disconnected";
-    case Outcome::error:
-      break;
-  }
-  return "error";
-}
 
 // The session a request's lines are stamped with: the client's own conversation id,
 // from the body's conversation_params or the usual session headers, sanitized.
@@ -72,19 +57,18 @@ void RequestRecorder::close() {
   closed_ = true;
 }
 
-// Both stamps lead the line, ahead of the headers and the body (which the caller adds
-// last, moved): a reader finds them in its first characters whatever the body's size.
-json::object RequestRecorder::request_line(const Request& request, std::string_view trace_id,
-                                           std::string_view session, std::string_view status,
-                                           std::chrono::system_clock::time_point now) {
-  return {{"event", "request"},
-          {"trace_id", trace_id},
-          {"session", session},
-          {"recorded_at", iso_utc(microseconds(now))},
-          {"server_arrival_time", request.server_arrival_time_},
-          {"route", request.route_},
-          {"status", status},
-          {"headers", jsonl::headers_json(request.headers_)}};
+// The request line, as far as accept() and reject() share it.
+// The headers and route move into it: nothing after the request line reads them.
+RequestLine RequestRecorder::request_line(Request& request, std::string trace_id, std::string session,
+                                          std::string_view status, json::value body) {
+  return {.trace_id = std::move(trace_id),
+          .session = std::move(session),
+          .recorded_at = std::chrono::system_clock::now(),
+          .server_arrival_time = request.server_arrival_time_,
+          .route = std::move(request.route_),
+          .status = status,
+          .headers = std::move(request.headers_),
+          .body = std::move(body)};
 }
 
 RequestRecorder::Request RequestRecorder::arrive(std::string route, Headers headers) const {
@@ -100,22 +84,18 @@ void RequestRecorder::accept(Request& request, json::value body) const {
   if (!destination_ || !traces_) return;
   request.trace_id_ = jsonl::make_trace_id();
   request.session_ = session_of(request.headers_, body);
-  const auto now = std::chrono::system_clock::now();
-  json::object line = request_line(request, request.trace_id_, request.session_, "accepted", now);
-  line.emplace("body", std::move(body));
-  destination_->trace(jsonl::trace_requests, std::move(line), now);
+  destination_->trace(request_line(request, request.trace_id_, request.session_, "accepted", std::move(body)));
 }
 
 void RequestRecorder::reject(Request& request, json::value body, json::array errors,
                              std::optional<std::string> parse_error) const {
   request.finished_ = true;
   if (!destination_ || !traces_) return;
-  const auto now = std::chrono::system_clock::now();
-  json::object line = request_line(request, jsonl::make_trace_id(), session_of(request.headers_, body), "rejected_400", now);
-  line.emplace("body", std::move(body));
-  line.emplace("validation_errors", std::move(errors));
-  if (parse_error) line.emplace("body_parse_error", *parse_error);
-  destination_->trace(jsonl::trace_requests, std::move(line), now);
+  std::string session = session_of(request.headers_, body);
+  RequestLine line = request_line(request, jsonl::make_trace_id(), std::move(session), "rejected_400", std::move(body));
+  line.validation_errors = json::value(std::move(errors));
+  line.body_parse_error = std::move(parse_error);
+  destination_->trace(std::move(line));
 }
 
 void RequestRecorder::first_token(Request& request) const {
@@ -124,7 +104,10 @@ void RequestRecorder::first_token(Request& request) const {
 
 void RequestRecorder::sent(Request& request, std::string_view frame) const {
   request.streamed_ = true;
-  if (destination_ && traces_) request.frames_.append(frame);
+  if (!destination_ || !traces_) return;
+  // A stream's frames come to a few KiB: room for them at once, not a doubling a frame.
+  if (request.frames_.empty()) request.frames_.reserve(Request::frames_room);
+  request.frames_.append(frame);
 }
 
 bool RequestRecorder::respond(Request& request, Outcome outcome, json::value client_id, json::value disagg_request_id,
@@ -136,22 +119,20 @@ bool RequestRecorder::respond(Request& request, Outcome outcome, json::value cli
   // Not streamed: the first token reached the client with the last, now.
   if (!request.server_first_token_time_) request.server_first_token_time_ = steady_seconds();
   if (!traces_) return true;
-  const auto now = std::chrono::system_clock::now();
-  json::object line{{"event", "response"},
-                    {"trace_id", request.trace_id_},
-                    {"session", request.session_},
-                    {"finished_at", iso_utc(microseconds(now))},
-                    {"status", status_name(outcome)},
-                    {"client_id", std::move(client_id)},
-                    {"disagg_request_id", std::move(disagg_request_id)},
-                    {"ctx_request_id", std::move(ctx_request_id)}};
-  if (termination) line["termination"] = {{"cause", termination->cause}, {"detail", termination->detail}};
+  ResponseLine line{.trace_id = std::move(request.trace_id_),
+                    .session = std::move(request.session_),
+                    .finished_at = std::chrono::system_clock::now(),
+                    .status = outcome,
+                    .client_id = std::move(client_id),
+                    .disagg_request_id = std::move(disagg_request_id),
+                    .ctx_request_id = std::move(ctx_request_id),
+                    .termination = std::move(termination)};
   if (payload && !request.streamed_) {
-    line["response"] = {{"kind", "json"}, {"body", std::move(*payload)}};
+    line.whole_answer = std::move(*payload);
   } else {
-    line["response"] = {{"kind", "sse_text"}, {"body", std::move(request.frames_)}};
+    line.frames = std::move(request.frames_);
   }
-  destination_->trace(jsonl::trace_responses, std::move(line), now);
+  destination_->trace(std::move(line));
   return true;
 }
 

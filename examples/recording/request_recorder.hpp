@@ -45,6 +45,7 @@
 namespace jsonl_recording {
 
 class RecordingDestination;  // recording_destination.hpp
+struct RequestLine;           // trace_lines.hpp
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
@@ -148,6 +149,7 @@ class RequestRecorder {
     std::string trace_id_;
     std::string session_;
     std::string frames_;
+    static constexpr std::size_t frames_room = 4096;
     bool streamed_ = false;
     bool accepted_ = false;
     bool finished_ = false;
@@ -205,8 +207,8 @@ class RequestRecorder {
   bool respond(Request& request, Outcome outcome, boost::json::value client_id, boost::json::value disagg_request_id,
                boost::json::value ctx_request_id, std::optional<boost::json::value> payload,
                std::optional<Termination> termination) const;
-  static boost::json::object request_line(const Request& request, std::string_view trace_id, std::string_view session,
-                                          std::string_view status, std::chrono::system_clock::time_point now);
+  static RequestLine request_line(Request& request, std::string trace_id, std::string session, std::string_view status,
+                                  boost::json::value body);
 
   std::unique_ptr<RecordingDestination> destination_;
   std::string server_kind_;

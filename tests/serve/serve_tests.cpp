@@ -100,6 +100,42 @@ BOOST_AUTO_TEST_CASE(both_stamps_lead_the_request_line_whatever_the_body) {
   BOOST_TEST(line.find("\"server_arrival_time\":") < 1000u);
 }
 
+// The keys of a line in its order (Boost.JSON keeps the order it parsed).
+std::vector<std::string> keys_of(const json::object& line) {
+  std::vector<std::string> keys;
+  for (const auto& member : line) keys.emplace_back(member.key());
+  return keys;
+}
+
+BOOST_AUTO_TEST_CASE(trace_lines_hold_the_reference_servers_keys_in_its_order_and_no_credential) {
+  Served server;
+  server.request(http::verb::post, "/v1/chat/completions", chat_request(false), {{"Authorization", "Bearer sk-secret"}});
+  server.post("/v1/chat/completions", R"({"model": "m"})");
+  server.post("/v1/chat/completions", R"({"model": "m", "messages": [)");
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  const auto requests = server.lines("requests");
+  BOOST_REQUIRE_EQUAL(requests.size(), 3u);
+  const std::vector<std::string> request_keys{"event", "trace_id", "session", "recorded_at", "server_arrival_time",
+                                              "route", "status", "headers", "body"};
+  BOOST_TEST(keys_of(requests[0]) == request_keys, boost::test_tools::per_element());
+  std::vector<std::string> rejected_keys = request_keys;
+  rejected_keys.push_back("validation_errors");
+  BOOST_TEST(keys_of(requests[1]) == rejected_keys, boost::test_tools::per_element());
+  rejected_keys.push_back("body_parse_error");
+  BOOST_TEST(keys_of(requests[2]) == rejected_keys, boost::test_tools::per_element());
+  const std::string headers = json::serialize(requests[0].at("headers"));
+  BOOST_TEST(headers.find(R"(["Authorization","[redacted]"])") != std::string::npos);
+  BOOST_TEST(headers.find("sk-secret") == std::string::npos);
+  const auto responses = server.lines("responses");
+  BOOST_REQUIRE_EQUAL(responses.size(), 1u);
+  const std::vector<std::string> response_keys{"event",          "trace_id",          "session",
+                                               "finished_at",    "status",            "client_id",
+                                               "disagg_request_id", "ctx_request_id", "response"};
+  BOOST_TEST(keys_of(responses[0]) == response_keys, boost::test_tools::per_element());
+  BOOST_TEST(text_of(responses[0].at("response").at("kind")) == "json");
+  BOOST_TEST(responses[0].at("response").at("body").at("object") == "chat.completion");
+}
+
 BOOST_AUTO_TEST_CASE(each_route_answers_in_its_own_dialect_streamed_and_not) {
   Served server;
   const json::value completion = json::parse(

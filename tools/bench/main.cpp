@@ -1,6 +1,6 @@
 // jsonl-bench SECTION [--quick] [--disk DIR] [--shm DIR]
-//   SECTION: submit | serializer | end_to_end | overload | stuck_close | records | durability |
-//            handoff | overload_pinned | compression | compression_ratio | corpus
+//   SECTION: submit | serializer | end_to_end | overload | stuck_close | records | request_records |
+//            durability | handoff | overload_pinned | compression | compression_ratio | corpus
 // Each section runs in its own process (tools/bench/run), so peak RSS is its own.
 #include <cstdio>
 #include <cstring>
@@ -44,12 +44,13 @@ int main(int argc, char** argv) {
   if (section == "overload") return jsonl_bench::overload(settings);
   if (section == "stuck_close") return jsonl_bench::stuck_close(settings);
   if (section == "records") return jsonl_bench::records(settings);
+  if (section == "request_records") return jsonl_bench::request_records(settings);
   if (section == "durability") return jsonl_bench::durability(settings);
   if (section == "handoff") return jsonl_bench::handoff(settings);
   if (section == "overload_pinned") return jsonl_bench::overload_pinned(settings);
   if (section == "compression") return jsonl_bench::compression(settings);
   if (section == "compression_ratio") return jsonl_bench::compression_ratio(settings);
   if (section == "corpus") return jsonl_bench::corpus(settings);
-  std::fprintf(stderr, "usage: jsonl-bench {submit|serializer|end_to_end|overload|stuck_close|records|durability|handoff|overload_pinned|compression|compression_ratio|corpus} [--quick]\n");
+  std::fprintf(stderr, "usage: jsonl-bench {submit|serializer|end_to_end|overload|stuck_close|records|request_records|durability|handoff|overload_pinned|compression|compression_ratio|corpus} [--quick]\n");
   return 2;
 }

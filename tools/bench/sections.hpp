@@ -18,6 +18,7 @@ int end_to_end(const Settings& settings);
 int overload(const Settings& settings);
 int stuck_close(const Settings& settings);
 int records(const Settings& settings);
+int request_records(const Settings& settings);
 int durability(const Settings& settings);
 int handoff(const Settings& settings);
 int overload_pinned(const Settings& settings);

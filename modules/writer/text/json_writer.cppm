@@ -10,6 +10,7 @@ module;
 #include <boost/json/value.hpp>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
@@ -189,35 +190,13 @@ class JsonTextWriter {
     out_.append(escape, sizeof escape);
   }
 
-  void ascii_escape(unsigned char c) {
-    switch (c) {
-      case '"':
-        out_ += "\\\"";
-        return;
-      case '\\':
-        out_ += "\\\\";
-        return;
-      case '\n':
-        out_ += "\\n";
-        return;
-      case '\r':
-        out_ += "\\r";
-        return;
-      case '\t':
-        out_ += "\\t";
-        return;
-      case '\b':
-        out_ += "\\b";
-        return;
-      case '\f':
-        out_ += "\\f";
-        return;
-      default:
-        if (c == 0x7F && !options_.ensure_ascii) {
-          out_ += static_cast<char>(c);
-        } else {
-          unicode_escape(c);
-        }
+  // A byte below 0x20 without a two-character escape, or DEL (written as it is unless
+  // the text is kept ASCII, as json.dumps does).
+  void control_escape(unsigned char c) {
+    if (c == 0x7F && !options_.ensure_ascii) {
+      out_ += static_cast<char>(c);
+    } else {
+      unicode_escape(c);
     }
   }
 
@@ -269,12 +248,22 @@ class JsonTextWriter {
   }
 
   // Writes text[from..] (text[from] is not plain): each byte that needs it escaped, the
-  // plain runs between them copied as they are.
+  // plain runs between them copied as they are. Text that quotes JSON (a streamed answer's
+  // frames) escapes a byte every few, so the two-character escapes are written inline,
+  // from a table.
   void escaped_rest(std::string_view text, std::size_t from) {
-    for (std::size_t i = from; i < text.size();) {
-      const auto c = static_cast<unsigned char>(text[i]);
-      if (c < 0x80) {
-        ascii_escape(c);
+    const char* const data = text.data();
+    const std::size_t size = text.size();
+    for (std::size_t i = from; i < size;) {
+      const auto c = static_cast<unsigned char>(data[i]);
+      if (const char letter = short_escapes[c]; letter != 0) {
+        char* const at = out_.reserve(2);
+        at[0] = '\\';
+        at[1] = letter;
+        out_.commit_to(at + 2);
+        ++i;
+      } else if (c < 0x80) {
+        control_escape(c);
         ++i;
       } else {
         std::size_t consumed = 0;
@@ -282,10 +271,23 @@ class JsonTextWriter {
         i += consumed;
       }
       const std::size_t plain = plain_prefix(text.substr(i));
-      out_.append(text.data() + i, plain);
+      out_.append(data + i, plain);
       i += plain;
     }
   }
+
+  // The letter after the backslash of each byte with a two-character escape, 0 for the rest.
+  static constexpr std::array<char, 256> short_escapes = [] {
+    std::array<char, 256> letters{};
+    letters['"'] = '"';
+    letters['\\'] = '\\';
+    letters['\n'] = 'n';
+    letters['\r'] = 'r';
+    letters['\t'] = 't';
+    letters['\b'] = 'b';
+    letters['\f'] = 'f';
+    return letters;
+  }();
 
   Output out_;
   const JsonTextOptions& options_;

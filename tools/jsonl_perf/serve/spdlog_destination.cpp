@@ -13,8 +13,6 @@
 namespace jsonl_perf::serve {
 namespace {
 
-namespace json = boost::json;
-
 class SpdlogDestination final : public jsonl_recording::RecordingDestination {
  public:
   explicit SpdlogDestination(const jsonl_recording::RecorderOptions& options)
@@ -46,9 +44,10 @@ class SpdlogDestination final : public jsonl_recording::RecordingDestination {
     spdlog::shutdown();
   }
 
-  bool trace(std::string_view kind, json::object line, std::chrono::system_clock::time_point) override {
-    const std::string text = jsonl::to_json_text(json::value(std::move(line)), {.ensure_ascii = false});
-    (kind == "requests" ? requests_ : responses_)->info(text);
+  bool trace(jsonl_recording::TraceLine line) override {
+    std::string text;
+    jsonl_recording::append_trace_line(line, text);
+    (std::holds_alternative<jsonl_recording::RequestLine>(line) ? requests_ : responses_)->info(text);
     lines_.fetch_add(1, std::memory_order_relaxed);
     return true;  // overrun or not, spdlog does not say which line it lost
   }

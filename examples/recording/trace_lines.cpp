@@ -1,0 +1,118 @@
+// Headers before the modules: no #include may follow an import.
+#include "trace_lines.hpp"
+
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <string>
+#include <string_view>
+#include <variant>
+
+import jsonl.request_trace;
+
+namespace jsonl_recording {
+namespace {
+
+std::string_view status_name(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::completed:
+      return "completed";
+    case Outcome::client_disconnected:
+      return "client_disconnected";
+    case Outcome::error:
+      break;
+  }
+  return "error";
+}
+
+void time_member(jsonl::JsonTextStream& out, std::string_view key, std::chrono::system_clock::time_point at) {
+  out.key(key);
+  out.string(iso_utc(std::chrono::floor<std::chrono::microseconds>(at).time_since_epoch().count()));
+}
+
+void string_member(jsonl::JsonTextStream& out, std::string_view key, std::string_view value) {
+  out.key(key);
+  out.string(value);
+}
+
+void value_member(jsonl::JsonTextStream& out, std::string_view key, const boost::json::value& value) {
+  out.key(key);
+  out.value(value);
+}
+
+// [["a","1"],["a","2"]]: ordered pairs, repeats kept, a credential's value redacted.
+void headers_member(jsonl::JsonTextStream& out, const Headers& headers) {
+  out.key("headers");
+  out.begin_array();
+  for (const auto& [name, value] : headers) {
+    out.begin_array();
+    out.string(name);
+    out.string(jsonl::is_credential_header(name) ? std::string_view("[redacted]") : std::string_view(value));
+    out.end_array();
+  }
+  out.end_array();
+}
+
+void write(jsonl::JsonTextStream& out, const RequestLine& line) {
+  string_member(out, "event", "request");
+  string_member(out, "trace_id", line.trace_id);
+  string_member(out, "session", line.session);
+  time_member(out, "recorded_at", line.recorded_at);
+  out.key("server_arrival_time");
+  out.floating(line.server_arrival_time);
+  string_member(out, "route", line.route);
+  string_member(out, "status", line.status);
+  headers_member(out, line.headers);
+  value_member(out, "body", line.body);
+  if (line.validation_errors) value_member(out, "validation_errors", *line.validation_errors);
+  if (line.body_parse_error) string_member(out, "body_parse_error", *line.body_parse_error);
+}
+
+void write(jsonl::JsonTextStream& out, const ResponseLine& line) {
+  string_member(out, "event", "response");
+  string_member(out, "trace_id", line.trace_id);
+  string_member(out, "session", line.session);
+  time_member(out, "finished_at", line.finished_at);
+  string_member(out, "status", status_name(line.status));
+  value_member(out, "client_id", line.client_id);
+  value_member(out, "disagg_request_id", line.disagg_request_id);
+  value_member(out, "ctx_request_id", line.ctx_request_id);
+  if (line.termination) {
+    out.key("termination");
+    out.begin_object();
+    string_member(out, "cause", line.termination->cause);
+    string_member(out, "detail", line.termination->detail);
+    out.end_object();
+  }
+  out.key("response");
+  out.begin_object();
+  if (line.whole_answer) {
+    string_member(out, "kind", "json");
+    value_member(out, "body", *line.whole_answer);
+  } else {
+    string_member(out, "kind", "sse_text");
+    string_member(out, "body", line.frames);
+  }
+  out.end_object();
+}
+
+}  // namespace
+
+std::string_view trace_kind(const TraceLine& line) {
+  return std::holds_alternative<RequestLine>(line) ? jsonl::trace_requests : jsonl::trace_responses;
+}
+
+std::chrono::system_clock::time_point made_at(const TraceLine& line) {
+  if (const auto* request = std::get_if<RequestLine>(&line)) return request->recorded_at;
+  return std::get<ResponseLine>(line).finished_at;
+}
+
+bool append_trace_line(const TraceLine& line, std::string& out) {
+  jsonl::JsonTextStream stream(out, {.ensure_ascii = false});
+  stream.begin_object();
+  std::visit([&](const auto& alternative) { write(stream, alternative); }, line);
+  stream.end_object();
+  return stream.sanitized();
+}
+
+}  // namespace jsonl_recording

@@ -1,0 +1,181 @@
+// One served request's records written in a loop, through the recording layer a server
+// embeds (RequestRecorder over this project's writers, as `jsonl-perf serve` records):
+// a perf record, a request line and a response line holding 16 streamed frames. The
+// writers' threads' CPU per request here is what the serve section compares a server's
+// against: whatever a server adds to it is the server's doing.
+#include <boost/json.hpp>
+
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "measure.hpp"
+#include "openai.hpp"
+#include "recording_destination.hpp"
+#include "request_recorder.hpp"
+#include "sections.hpp"
+#include "support.hpp"
+
+namespace jsonl_bench {
+namespace {
+
+namespace json = boost::json;
+using jsonl_perf::serve::Answer;
+using jsonl_perf::serve::Route;
+using jsonl_recording::RequestRecorder;
+
+constexpr const char* writer_thread = "jsonl-writer";  // as the recording layer names them
+constexpr std::size_t tokens = 16;
+
+// The CPU time (ns) of this process's threads named `name`, from their schedstat.
+std::uint64_t threads_cpu_ns(const char* name) {
+  std::uint64_t total = 0;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm"), stat(task.path() / "schedstat");
+    std::string thread_name;
+    std::uint64_t ns = 0;
+    if (std::getline(comm, thread_name) && thread_name == name && (stat >> ns)) total += ns;
+  }
+  return total;
+}
+
+std::uint64_t own_cpu_ns() {
+  timespec now{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return std::uint64_t(now.tv_sec) * 1'000'000'000 + std::uint64_t(now.tv_nsec);
+}
+
+// The sum of each count the recorder's accounting line gives after `word` ("submitted",
+// "written", ...), over its writers.
+std::size_t counted(const std::string& line, const std::string& word) {
+  std::size_t total = 0;
+  for (std::size_t at = line.find(word + ' '); at != std::string::npos; at = line.find(word + ' ', at + 1)) {
+    total += std::stoull(line.substr(at + word.size() + 1));
+  }
+  return total;
+}
+
+// A request as `jsonl-perf client` sends one (its headers as the server reads them, a chat
+// body with a prompt of 20 to 400 words) and the frames serve streams back.
+struct ServedRequest {
+  jsonl_recording::Headers headers;
+  json::value body;
+  std::vector<std::string> frames;
+};
+
+ServedRequest served_request(std::mt19937_64& random) {
+  static constexpr const char* words[] = {"tell", "me", "about", "the", "cache", "and", "how", "it", "holds", "tokens"};
+  static constexpr const char* vocabulary[] = {" the", " cache", " holds", " tokens", " of", " a", " request", "."};
+  std::string prompt;
+  const std::size_t count = std::uniform_int_distribution<std::size_t>(20, 400)(random);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i) prompt += ' ';
+    prompt += words[random() % std::size(words)];
+  }
+  ServedRequest served;
+  served.body = {{"model", "simulated-llm"},
+                 {"messages", json::array{json::object{{"role", "user"}, {"content", prompt}}}},
+                 {"max_tokens", tokens},
+                 {"stream", true},
+                 {"stream_options", {{"include_usage", true}}}};
+  served.headers = {{"Host", "jsonl-perf"},
+                    {"Content-Type", "application/json"},
+                    {"User-Agent", "jsonl-perf-client"},
+                    {"Authorization", "Bearer sk-not-a-real-key"},
+                    {"Content-Length", std::to_string(json::serialize(served.body).size())}};
+  Answer answer(Route::chat_completions, "simulated-llm", std::int64_t(count), 0, true);
+  if (std::string opening = answer.stream_opening(); !opening.empty()) served.frames.push_back(std::move(opening));
+  for (std::size_t i = 0; i < tokens; ++i) served.frames.push_back(answer.stream_token(vocabulary[random() % 8]));
+  served.frames.push_back(answer.stream_closing("length"));
+  return served;
+}
+
+// What the recorder is told of one streamed request, from arrival to its perf record.
+void record_one(const RequestRecorder& recorder, ServedRequest served, std::int64_t request_id) {
+  RequestRecorder::Request request = recorder.arrive("/v1/chat/completions", std::move(served.headers));
+  recorder.accept(request, std::move(served.body));
+  const double arrival = jsonl_recording::steady_seconds();
+  recorder.first_token(request);
+  for (const std::string& frame : served.frames) recorder.sent(request, frame);
+  const double now = jsonl_recording::steady_seconds();
+  recorder.finish(request, jsonl_recording::Outcome::completed,
+                  jsonl_recording::EngineReport{.request_id = request_id,
+                                                .arrival_time = arrival,
+                                                .first_scheduled_time = arrival,
+                                                .first_token_time = arrival,
+                                                .last_token_time = now,
+                                                .first_iter = request_id,
+                                                .last_iter = request_id + 15,
+                                                .total_blocks = 8,
+                                                .new_blocks = 5,
+                                                .reused_blocks = 3,
+                                                .missed_blocks = 4});
+}
+
+struct LoopCost {
+  double writers_us = 0;   // the writers' threads' CPU per request
+  double recorder_us = 0;  // the recorder's calls' CPU on the request's own thread
+  std::size_t lost = 0;
+};
+
+// `count` requests at `rate` a second (a burst every millisecond), the recorder set up as
+// serve's is by default; the writers' CPU taken once every record is written.
+LoopCost request_loop(const std::filesystem::path& directory, bool durable_traces, std::size_t count, double rate) {
+  RequestRecorder recorder(
+      jsonl_recording::RecorderOptions{.output_dir = fresh_directory(directory), .durable_traces = durable_traces});
+  recorder.start();
+  std::mt19937_64 random(7);
+  std::vector<ServedRequest> requests;
+  requests.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) requests.push_back(served_request(random));
+  const double writers_before = double(threads_cpu_ns(writer_thread));
+  const std::uint64_t own_before = own_cpu_ns();
+  const auto start = Clock::now();
+  for (std::size_t i = 0; i < count; ++i) {
+    std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
+                                              std::chrono::duration<double>(double(i / 16 * 16) / rate)));
+    record_one(recorder, std::move(requests[i]), std::int64_t(i));
+  }
+  LoopCost cost;
+  cost.recorder_us = double(own_cpu_ns() - own_before) / 1e3 / double(count);
+  // Every record settled before the writers' threads are read: they end at close.
+  const auto settled = [&] {
+    const std::string line = recorder.accounting_line();
+    return counted(line, "written") + counted(line, "unknown") + counted(line, "dropped") ==
+           counted(line, "submitted");
+  };
+  while (!settled() && Clock::now() - start < std::chrono::seconds(60)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  cost.writers_us = (double(threads_cpu_ns(writer_thread)) - writers_before) / 1e3 / double(count);
+  recorder.close();
+  const std::string line = recorder.accounting_line();
+  cost.lost = counted(line, "unknown") + counted(line, "dropped") + (3 * count - counted(line, "submitted"));
+  return cost;
+}
+
+}  // namespace
+
+int request_records(const Settings& settings) {
+  // The serve section's light load on the machines we measure on: every batch full.
+  constexpr double rate = 1500;
+  const std::size_t count = settings.quick ? 1500 : 15000;
+  int failed = 0;
+  for (const bool durable : {false, true}) {
+    const LoopCost cost = request_loop(settings.disk_dir / "request_records", durable, count, rate);
+    const std::string name = durable ? "request_records_loop_durable_" : "request_records_loop_";
+    figure((name + "writer_threads_cpu_per_request").c_str(), cost.writers_us, "us");
+    figure((name + "recorder_cpu_per_request").c_str(), cost.recorder_us, "us");
+    failed += target((name + "lost_nothing").c_str(), cost.lost == 0, std::to_string(cost.lost) + " records lost");
+  }
+  return failed;
+}
+
+}  // namespace jsonl_bench
