@@ -24,11 +24,14 @@ at 35% of it, where the server's core is not yet saturated, the CPU time per req
 again, the recording's cost in the one figure that does not follow the machine's
 saturation (past it, a server's CPU time per request falls as its events batch, and
 every figure swings with the machine), and the writers' own threads' share of it; and
-at 100 requests/s, a GPU server's rate, the same two. Prints one "name: value unit"
+at 100 requests/s, a GPU server's rate, the same two. Beside them, the same records
+written in a loop (jsonl-bench request_records: one served request's perf record,
+request line and response line, through the same recording layer): what the writers'
+threads cost a request away from a server. Prints one "name: value unit"
 line per figure, ratios to (a) beside (b)'s, and a "target ..." line per target, as
 tools/bench/run reads them.
 
-  serve_cost.py TOOL [--quick] [--runs N]
+  serve_cost.py TOOL BENCH [--quick] [--runs N]
 """
 import argparse
 import json
@@ -177,6 +180,14 @@ def measure_at(tool, load, seconds, scratch, figures, prefix):
                               prefix + "writers_cpu": probe.writers_cpu_us, prefix + "lost": probe.lost})
 
 
+def loop_figures(bench, quick, scratch):
+    """jsonl-bench request_records: its figures by name, its lines passed on."""
+    run = subprocess.run([bench, "request_records", "--disk", scratch, *(["--quick"] if quick else [])],
+                         stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, check=False)
+    print(run.stdout, end="")
+    return {m[1]: float(m[2]) for m in re.finditer(r"^(\w+): ([-+0-9.eE]+) ", run.stdout, re.M)}
+
+
 def one_run(tool, quick, scratch):
     if quick:  # that every variant runs: one short probe each at a light load, no search
         figures = {name: {} for name, _ in VARIANTS}
@@ -201,7 +212,7 @@ def one_run(tool, quick, scratch):
     return load, figures
 
 
-def report(load, figures):
+def report(load, figures, loop):
     base = figures["off"]
     base = {key: max(value, 1e-9) for key, value in base.items() if not key.endswith("lost")}
     # The light load's CPU baseline: the mean of (a) and (b), both measured in the run.
@@ -268,11 +279,21 @@ def report(load, figures):
     verdict(f"serve_writers_{SLOW_RATE}rps_cpu_per_request_at_most_1.07x_off", ratio <= 1.07, f"{ratio:.3g}x")
     lost = sum(f[key] for f in figures.values() for key in ("lost", "light_lost", "slow_lost"))
     verdict("serve_no_record_lost", lost == 0, f"{lost} records lost")
+    # The writers' threads in a server against the same records written in a loop.
+    for name, figure in (("writers", "request_records_loop_writer_threads_cpu_per_request"),
+                         ("writers_durable", "request_records_loop_durable_writer_threads_cpu_per_request")):
+        in_loop = max(loop.get(figure, float("inf")), 1e-9)
+        print(f"serve_35pct_writer_threads_ratio_{name}_to_loop: {figures[name]['light_writers_cpu'] / in_loop:.6g} x")
+    ratio = writers["light_writers_cpu"] / max(loop.get("request_records_loop_writer_threads_cpu_per_request",
+                                                        float("inf")), 1e-9)
+    verdict("serve_writers_35pct_writer_threads_at_most_1.5x_loop", ratio <= 1.5,
+            f"{writers['light_writers_cpu']:.0f} us, {ratio:.3g}x the loop's")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("tool")
+    parser.add_argument("bench")
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--runs", type=int, default=1)
     args = parser.parse_args()
@@ -283,7 +304,8 @@ def main():
         for run in range(args.runs):
             if args.runs > 1:
                 print(f"== serve run {run + 1} of {args.runs}")
-            report(*one_run(args.tool, args.quick, scratch))
+            loop = loop_figures(args.bench, args.quick, scratch)
+            report(*one_run(args.tool, args.quick, scratch), loop)
             sys.stdout.flush()
     return 0
 
