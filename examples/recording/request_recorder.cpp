@@ -4,8 +4,8 @@
 #include <chrono>
 #include <ctime>
 
-#include "recording_destination.hpp"
 #include "trace_lines.hpp"
+#include "recording_destination.hpp"
 
 import jsonl.request_trace;
 

@@ -19,10 +19,9 @@
 
 #include "measure.hpp"
 #include "openai.hpp"
-#include "recording_destination.hpp"
 #include "request_recorder.hpp"
 #include "sections.hpp"
-#include "support.hpp"
+#include "recording_destination.hpp"  // imports: after every other header
 
 namespace jsonl_bench {
 namespace {
@@ -130,8 +129,8 @@ struct LoopCost {
 // `count` requests at `rate` a second, in bursts, the recorder set up as
 // serve's is by default; the writers' CPU taken once every record is written.
 LoopCost request_loop(const std::filesystem::path& directory, bool durable_traces, std::size_t count, double rate) {
-  RequestRecorder recorder(
-      jsonl_recording::RecorderOptions{.output_dir = fresh_directory(directory), .durable_traces = durable_traces});
+  std::filesystem::remove_all(directory);
+  RequestRecorder recorder(jsonl_recording::RecorderOptions{.output_dir = directory, .durable_traces = durable_traces});
   recorder.start();
   std::mt19937_64 random(7);
   const double writers_before = double(threads_cpu_ns(writer_thread));
