@@ -2,7 +2,6 @@
 #include <boost/json.hpp>
 
 #include <chrono>
-#include <ctime>
 
 #include "trace_lines.hpp"
 #include "recording_destination.hpp"
@@ -215,14 +214,9 @@ std::string RequestRecorder::accounting_line() const {
 }
 
 std::string iso_utc(std::int64_t microseconds_since_epoch) {
-  const std::int64_t micros = ((microseconds_since_epoch % 1'000'000) + 1'000'000) % 1'000'000;
-  const std::time_t seconds = static_cast<std::time_t>((microseconds_since_epoch - micros) / 1'000'000);
-  std::tm utc{};
-  ::gmtime_r(&seconds, &utc);
-  char text[48];
-  std::size_t length = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &utc);
-  if (micros != 0) length += std::snprintf(text + length, sizeof text - length, ".%06lld", static_cast<long long>(micros));
-  return std::string(text, length) + "+00:00";
+  const std::chrono::system_clock::time_point at{std::chrono::microseconds(microseconds_since_epoch)};
+  return jsonl::utc_text(at, microseconds_since_epoch % 1'000'000 == 0 ? "%Y-%m-%dT%H:%M:%S+00:00"
+                                                                       : "%Y-%m-%dT%H:%M:%S.%f+00:00");
 }
 
 double steady_seconds() {

@@ -7,10 +7,12 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <latch>
 #include <memory>
+#include <random>
 #include <regex>
 #include <string>
 #include <system_error>
@@ -392,6 +394,21 @@ BOOST_AUTO_TEST_CASE(utc_text_spells_a_time_cut_to_the_microsecond_with_f_for_it
   BOOST_TEST(jsonl::utc_text(second + 46min + 39s + 999'999us + 999ns, "%Y-%m-%dT%H|%f|%f") ==
              "2026-09-21T14|999999|999999");
   BOOST_TEST(jsonl::utc_text(second, "%f") == "000000");
+}
+
+BOOST_AUTO_TEST_CASE(utc_text_spells_numeric_fields_as_strftime_does_and_leaves_it_the_rest) {
+  std::mt19937_64 random(11);
+  for (int i = 0; i < 2000; ++i) {
+    // Any second from 1970 up to 2200.
+    const auto seconds = static_cast<std::time_t>(random() % 7'258'118'400ULL);
+    std::tm utc{};
+    ::gmtime_r(&seconds, &utc);
+    char expected[64];
+    std::strftime(expected, sizeof expected, "%Y-%m-%dT%H:%M:%S %%", &utc);
+    BOOST_TEST(jsonl::utc_text(std::chrono::system_clock::from_time_t(seconds), "%Y-%m-%dT%H:%M:%S %%") == expected);
+  }
+  // 1'790'000'000 s is 2026-09-21T14:13:20Z, a Monday.
+  BOOST_TEST(jsonl::utc_text(std::chrono::system_clock::from_time_t(1'790'000'000), "%a %b %j") == "Mon Sep 264");
 }
 
 BOOST_AUTO_TEST_CASE(retention_deletes_the_oldest_of_this_writers_files_only) {
