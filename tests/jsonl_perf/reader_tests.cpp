@@ -1,9 +1,10 @@
 // jsonl-perf's readers on input nobody checked: the line splitter they share, and
-// summary's reading of files with lines past the bound, torn lines and compressed bytes
-// that do not decode.
+// summary's reading of files with lines past the bound, torn lines, compressed files cut
+// short and compressed bytes that do not decode.
 #define BOOST_TEST_MODULE readers
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 #include "bounded_lines.hpp"
 #include "dataset.hpp"
 #include "test_support.hpp"
+#include "zstd_layout.hpp"
 
 namespace {
 
@@ -123,6 +125,34 @@ BOOST_AUTO_TEST_CASE(a_torn_last_line_past_the_bound_is_reported_torn) {
   BOOST_TEST(dataset.bad_lines == 0u);
   BOOST_TEST(reports.str() ==
              file.string() + ":2: torn last line (no newline), 200 bytes, longer than the 64 a line is read for, skipped\n");
+}
+
+// Cut points of every kind a cut can make: at each block boundary inside an append that
+// spans blocks (each ends mid-line), inside each of its blocks, and inside an append of
+// one block. Each reads as one torn tail, after the whole lines libzstd decodes.
+BOOST_AUTO_TEST_CASE(a_compressed_file_cut_anywhere_reads_as_one_torn_tail_after_the_lines_libzstd_decodes) {
+  const jsonl_test::ScratchDirectory scratch;
+  const jsonl_test::ZstdCuts layout = jsonl_test::zstd_cuts_of_every_kind();
+  BOOST_TEST_REQUIRE(layout.mid_line_boundaries >= 2u);
+  const std::string_view whole = layout.file.bytes;
+  for (const std::size_t cut : layout.cuts) {
+    BOOST_TEST_CONTEXT("cut at " << cut << " of " << whole.size()) {
+      const auto file = scratch.path() / ("perf_metrics-server-h-" + std::to_string(cut) + "-t.jsonl.zst");
+      write_file(file, whole.substr(0, cut));
+      const std::string content = jsonl_test::zstd_decoded(whole.substr(0, cut)).content;
+      const auto whole_lines = static_cast<std::uint64_t>(std::count(content.begin(), content.end(), '\n'));
+      std::ostringstream reports;
+      const jsonl_perf::Dataset dataset = jsonl_perf::load_dataset({file}, reports, 1);
+      BOOST_TEST(dataset.torn_lines == 1u);
+      BOOST_TEST(dataset.bad_lines == 0u);
+      BOOST_TEST(dataset.lines == whole_lines + 1);
+      BOOST_REQUIRE(dataset.groups.size() == 1u);
+      BOOST_TEST(dataset.groups[0].records == whole_lines);
+      const std::string report = reports.str();
+      BOOST_TEST(report.starts_with(file.string() + ":" + std::to_string(whole_lines + 1) + ": torn tail at the end ("));
+      BOOST_TEST(std::count(report.begin(), report.end(), '\n') == 1);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(compressed_bytes_that_do_not_decode_are_reported_and_the_other_files_are_read) {

@@ -9,13 +9,17 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "zstd_layout.hpp"
 #include "durability_fixture.hpp"
 
 import jsonl.writer;
@@ -24,29 +28,9 @@ using namespace durability_test;
 
 namespace {
 
-// What libzstd decodes of `bytes` fed whole as a stream: the content of every block
-// they hold whole, and whether they end where a frame does.
-struct Decoded {
-  std::string content;
-  bool ends_a_frame = false;
-};
+using Decoded = jsonl_test::ZstdDecoded;
 
-Decoded decoded(std::string_view bytes) {
-  Decoded result;
-  ZSTD_DCtx* stream = ZSTD_createDCtx();
-  ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
-  std::string out(ZSTD_DStreamOutSize(), '\0');
-  for (;;) {
-    ZSTD_outBuffer buffer{out.data(), out.size(), 0};
-    const std::size_t hint = ZSTD_decompressStream(stream, &buffer, &in);
-    BOOST_TEST_REQUIRE(!ZSTD_isError(hint), ZSTD_getErrorName(hint));
-    result.content.append(out.data(), buffer.pos);
-    result.ends_a_frame = hint == 0;
-    if (in.pos == in.size && buffer.pos < buffer.size) break;
-  }
-  ZSTD_freeDCtx(stream);
-  return result;
-}
+Decoded decoded(std::string_view bytes) { return jsonl_test::zstd_decoded(bytes); }
 
 // A file's frames, each decoded by libzstd on its own.
 struct Frames {
@@ -445,6 +429,32 @@ BOOST_AUTO_TEST_CASE(a_torn_piece_no_books_claim_is_unaccounted) {
   BOOST_TEST_REQUIRE(reconciliation.unaccounted.size() == 1u);
   BOOST_TEST(reconciliation.unaccounted[0].unclaimed_bytes == whole.size() / 2);
   BOOST_TEST(reconciliation.unaccounted[0].torn_frames == 1u);
+}
+
+// A cut anywhere in a file no books claim (inside a block, at a block boundary mid-line,
+// inside an append of one block) is one torn tail: the line it cut short is part of it,
+// not a line of its own; the lines libzstd decodes before it are counted whole.
+BOOST_AUTO_TEST_CASE(a_compressed_file_cut_anywhere_is_one_torn_tail_of_unclaimed_bytes) {
+  const jsonl_test::ZstdCuts layout = jsonl_test::zstd_cuts_of_every_kind();
+  BOOST_TEST_REQUIRE(layout.mid_line_boundaries >= 2u);
+  const std::string_view whole = layout.file.bytes;
+  for (const std::size_t cut : layout.cuts) {
+    BOOST_TEST_CONTEXT("cut at " << cut << " of " << whole.size()) {
+      const jsonl_test::ScratchDirectory cut_directory;
+      {
+        std::ofstream out(cut_directory.path() / "perf_metrics-h-1.jsonl.zst", std::ios::binary);
+        out.write(whole.data(), static_cast<std::streamsize>(cut));
+      }
+      const std::string content = decoded(whole.substr(0, cut)).content;
+      const jsonl::Reconciliation reconciliation = jsonl::reconcile(cut_directory.path());
+      BOOST_TEST_REQUIRE(reconciliation.unaccounted.size() == 1u);
+      const jsonl::UnaccountedBytes& tail = reconciliation.unaccounted[0];
+      BOOST_TEST(tail.unclaimed_bytes == cut);
+      BOOST_TEST(tail.torn_frames == 1u);
+      BOOST_TEST(tail.cut_lines == 0u);
+      BOOST_TEST(tail.whole_lines == static_cast<std::uint64_t>(std::count(content.begin(), content.end(), '\n')));
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(the_decoder_says_where_pieces_end_however_it_is_fed) {

@@ -251,6 +251,13 @@ std::vector<Piece> pieces_of(const std::vector<std::filesystem::path>& files) {
   return pieces;
 }
 
+// Ends `lines`, handing out nothing: the length of the line it held open, if any.
+std::uint64_t cut_short_line_bytes(BoundedLines& lines) {
+  std::uint64_t bytes = 0;
+  lines.finish([&](const Line& line) { bytes = line.bytes; });
+  return bytes;
+}
+
 // Reads a piece a chunk at a time, line by line: memory is the chunk, one line of at
 // most `max_line_bytes` and the samples.
 void load_piece(const Piece& piece, const std::filesystem::path& file, std::uint64_t max_line_bytes,
@@ -312,25 +319,36 @@ void load_piece(const Piece& piece, const std::filesystem::path& file, std::uint
         lines.feed(std::string_view(chunk.data(), content.size()), take_line);
       });
     } catch (const std::runtime_error& error) {
-      // The piece's frames after this point cannot be trusted to decode: the line in
-      // hand ends here, torn, and the rest of the piece is skipped.
-      lines.finish(take_line);
+      // The piece's frames after this point cannot be trusted to decode: they and the
+      // line in hand, cut short by them, are one bad stretch, and the rest of the piece
+      // is skipped.
+      const std::uint64_t cut_short = cut_short_line_bytes(lines);
       ++result.lines;
       ++result.bad_lines;
       result.notes.emplace_back(result.lines, "bytes [" + std::to_string(offset) + ", " + std::to_string(piece.end) +
-                                                  "): " + error.what() + ", skipped");
+                                                  "): " + error.what() + ", skipped" +
+                                                  (cut_short == 0 ? std::string()
+                                                                  : " with the " + std::to_string(cut_short) +
+                                                                        " bytes of a line decoded before them"));
       return;
     }
     offset += got;
   }
-  lines.finish(take_line);
-  if (frames && !frames->between_pieces()) {
-    ++result.lines;
-    ++result.torn_lines;
-    result.notes.emplace_back(result.lines, "torn zstd frame at the end (" +
-                                                std::to_string(frames->bytes_since_piece_end()) +
-                                                " bytes after its last whole block), skipped");
+  if (!frames) {
+    lines.finish(take_line);
+    return;
   }
+  // A compressed file cut short ends in one torn tail, whatever the writer's blocks: the
+  // line the last whole block leaves open and the bytes of the frame after that block.
+  // The blocks of an append that spans several need not end on a line.
+  const std::uint64_t cut_short = cut_short_line_bytes(lines);
+  if (cut_short == 0 && frames->between_pieces()) return;
+  ++result.lines;
+  ++result.torn_lines;
+  result.notes.emplace_back(result.lines, "torn tail at the end (" + std::to_string(cut_short) +
+                                              " bytes of a line cut short, then " +
+                                              std::to_string(frames->bytes_since_piece_end()) +
+                                              " bytes of a zstd frame after its last whole block), skipped");
 }
 
 }  // namespace

@@ -49,7 +49,9 @@ struct Dataset {
 // result is the one a sequential read gives. Bad lines are reported on `err` with file
 // and line, and skipped: a line that is not a JSON object, a line longer than
 // `max_line_bytes` (dropped as it streams past), a last line without its newline (torn),
-// and compressed bytes that do not decode (the rest of their piece). Throws
+// a compressed file cut short (one torn tail: the line left open and the frame's bytes
+// after its last whole block, whatever the writer's block layout), and compressed bytes
+// that do not decode (the rest of their piece). Throws
 // std::runtime_error for a path that cannot be read.
 Dataset load_dataset(const std::vector<std::filesystem::path>& paths, std::ostream& err, unsigned threads = 0,
                      std::uint64_t max_line_bytes = default_max_line_bytes);

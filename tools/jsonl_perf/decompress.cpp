@@ -69,12 +69,13 @@ struct Document {
 // One compressed file decoded: where each offset its books name falls in its content.
 struct Decoded {
   std::map<std::uint64_t, std::uint64_t> plain_offsets;  // compressed offset -> content offset
-  std::uint64_t whole_bytes = 0;  // through the end of its last whole append
-  std::uint64_t content_bytes = 0;
+  std::uint64_t whole_bytes = 0;  // through the end of its last whole block
+  std::uint64_t content_bytes = 0;  // through the end of the last line those blocks end
+  std::uint64_t cut_short_bytes = 0;  // of the line those blocks leave open, left out
 };
 
-// Where the last append of `file` (`size` bytes) ends: a first pass, decoding only.
-std::uint64_t last_append_end(const std::filesystem::path& file, std::uint64_t size) {
+// Where the last whole block of `file` (`size` bytes) ends: a first pass, decoding only.
+std::uint64_t last_block_end(const std::filesystem::path& file, std::uint64_t size) {
   std::ifstream in(file, std::ios::binary);
   std::string chunk(chunk_bytes, '\0');
   jsonl::ZstdDecoder decoder;
@@ -89,13 +90,15 @@ std::uint64_t last_append_end(const std::filesystem::path& file, std::uint64_t s
 }
 
 // Decodes `file` through the end of its last whole append into `plain`, stopping at each
-// of `cuts` to note where it falls in the content. Throws std::runtime_error naming the
-// offset when a cut is not where an append ends, or the bytes do not decode.
+// of `cuts` to note where it falls in the content. A torn append is left out whatever
+// its blocks: the line its last whole block leaves open goes with the bytes after it.
+// Throws std::runtime_error naming the offset when a cut is not where an append ends, or
+// the bytes do not decode.
 Decoded decode_file(const std::filesystem::path& file, const std::filesystem::path& plain,
                     std::set<std::uint64_t> cuts) {
   const std::uint64_t size = std::filesystem::file_size(file);
   Decoded decoded;
-  decoded.whole_bytes = last_append_end(file, size);
+  decoded.whole_bytes = last_block_end(file, size);
   cuts.insert(decoded.whole_bytes);
   std::ifstream in(file, std::ios::binary);
   std::ofstream out(plain, std::ios::binary | std::ios::trunc);
@@ -104,6 +107,7 @@ Decoded decode_file(const std::filesystem::path& file, const std::filesystem::pa
   jsonl::ZstdDecoder decoder;
   decoded.plain_offsets[0] = 0;
   std::uint64_t at = 0;
+  std::uint64_t line_end = 0;  // content offset after the last newline
   for (const std::uint64_t cut : cuts) {
     if (cut > decoded.whole_bytes) break;
     while (at < cut) {
@@ -112,6 +116,9 @@ Decoded decode_file(const std::filesystem::path& file, const std::filesystem::pa
       if (got == 0) throw std::runtime_error("the file shrank while it was read");
       decoder.decode(std::string_view(chunk.data(), got), [&](std::string_view content) {
         out.write(content.data(), static_cast<std::streamsize>(content.size()));
+        if (const std::size_t newline = content.rfind('\n'); newline != std::string_view::npos) {
+          line_end = decoded.content_bytes + newline + 1;
+        }
         decoded.content_bytes += content.size();
       });
       at += got;
@@ -122,6 +129,12 @@ Decoded decode_file(const std::filesystem::path& file, const std::filesystem::pa
     decoded.plain_offsets[cut] = decoded.content_bytes;
   }
   if (!out.flush()) throw std::runtime_error("cannot write " + plain.string());
+  out.close();
+  if (line_end < decoded.content_bytes) {
+    decoded.cut_short_bytes = decoded.content_bytes - line_end;
+    decoded.content_bytes = decoded.plain_offsets[decoded.whole_bytes] = line_end;
+    std::filesystem::resize_file(plain, line_end);
+  }
   return decoded;
 }
 
@@ -224,8 +237,9 @@ int run_decompress(const DecompressOptions& options, std::ostream& out, std::ost
       const std::uint64_t size = std::filesystem::file_size(from / relative);
       const Decoded& file = decoded[name] = decode_file(from / relative, to / without_zst(name), cuts[name]);
       out << name << ": " << file.content_bytes << " bytes of lines from " << file.whole_bytes << " bytes";
-      if (file.whole_bytes < size) {
-        out << "; the " << size - file.whole_bytes << " bytes after its last whole append (torn) left out";
+      if (file.whole_bytes < size || file.cut_short_bytes != 0) {
+        out << "; a torn append left out: the " << file.cut_short_bytes << " bytes of a line cut short and the "
+            << size - file.whole_bytes << " bytes after its last whole block";
       }
       out << '\n';
     } catch (const std::exception& error) {

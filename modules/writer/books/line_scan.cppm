@@ -33,6 +33,15 @@ class LineScan {
   }
   // A piece left unterminated where a segment ends is a line of its own.
   void end_segment() { finish(false); }
+  // Whether the bytes fed so far end inside a line.
+  bool line_open() const noexcept { return in_line_; }
+  // Forgets the piece of a line in hand without counting it: the caller counts it as
+  // part of what cut the line short.
+  void drop_open_line() {
+    if (parser_) parser_->reset();
+    in_line_ = false;
+    failed_ = false;
+  }
 
   std::uint64_t lines() const noexcept { return terminated_ + cut_; }
   std::uint64_t terminated() const noexcept { return terminated_; }

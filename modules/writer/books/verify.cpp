@@ -104,11 +104,19 @@ class RangeReader {
   RangeReader(ReadOnlyFile& file, bool compressed, std::uint64_t from)
       : file_(file), compressed_(compressed), at_(from) {}
 
-  // Feeds `lines` the lines [begin, end) holds: its bytes, or its content decoded.
-  // Says whether the range ends where a piece the writer flushed can end (a plain range
-  // always does). With `tolerant`, content that does not decode ends the range rather
-  // than the check, and the range counts as not ending so.
-  bool feed(std::uint64_t begin, std::uint64_t end, detail::LineScan& lines, bool tolerant = false) {
+  // How a compressed range is read that does not end where one of the writer's appends
+  // can: inside a block, where a block of an append that spans several ends mid-line,
+  // or in bytes that do not decode.
+  enum class TornEnd {
+    fails,          // persisted bytes, which end where an append does: the check's error
+    counts_a_line,  // what decoded is read, the line it leaves open counted as a line
+    is_one_tail,    // what decoded is read; the line it leaves open is the torn tail's
+  };
+
+  // Feeds `lines` the lines [begin, end) holds: its bytes, or its content decoded. Says
+  // whether the range ends where one of the writer's appends can end: a plain range
+  // always does, a compressed one where a block ends and its content ends a line.
+  bool feed(std::uint64_t begin, std::uint64_t end, detail::LineScan& lines, TornEnd torn_end) {
     if (!compressed_) {
       file_.read(begin, end, [&](std::string_view bytes) { lines.feed(bytes); });
       lines.end_segment();
@@ -120,14 +128,18 @@ class RangeReader {
     try {
       decode(at_, begin, [](std::string_view) {});
       decode(begin, end, [&](std::string_view content) { lines.feed(content); });
-      whole = decoder_->between_pieces();
+      whole = decoder_->between_pieces() && !lines.line_open();
     } catch (const std::runtime_error&) {
-      if (!tolerant) throw;
+      if (torn_end == TornEnd::fails) throw;
       decoder_.reset();
       whole = false;
     }
     at_ = end;
-    lines.end_segment();
+    if (!whole && torn_end == TornEnd::is_one_tail) {
+      lines.drop_open_line();
+    } else {
+      lines.end_segment();
+    }
     return whole;
   }
 
@@ -185,7 +197,7 @@ FileCheck check_file(const std::filesystem::path& output_dir, const detail::File
     RangeReader ranges(file, compressed, check.start_offset);
     // Persisted bytes end where the writer's appends do; an unknown extent may not.
     const auto scan_persisted = [&](std::uint64_t begin, std::uint64_t end) {
-      if (!ranges.feed(begin, end, records)) {
+      if (!ranges.feed(begin, end, records, RangeReader::TornEnd::fails)) {
         throw std::runtime_error("the persisted bytes [" + std::to_string(begin) + ", " + std::to_string(end) +
                                  ") end inside a piece of a zstd frame");
       }
@@ -195,7 +207,7 @@ FileCheck check_file(const std::filesystem::path& output_dir, const detail::File
       if (extent.start >= check.persisted_end) break;
       scan_persisted(at, extent.start);
       at = std::min(extent.start + extent.landed, check.persisted_end);
-      ranges.feed(extent.start, at, unknown, true);
+      ranges.feed(extent.start, at, unknown, RangeReader::TornEnd::counts_a_line);
     }
     scan_persisted(at, check.persisted_end);
     check.records = records.parsed();
@@ -232,7 +244,7 @@ UnaccountedBytes measure_unclaimed(const std::filesystem::path& output_dir, std:
   const auto gap = [&](std::uint64_t begin, std::uint64_t end) {
     if (begin >= end) return;
     unclaimed.unclaimed_bytes += end - begin;
-    if (!reader.feed(begin, end, lines, true)) ++unclaimed.torn_frames;
+    if (!reader.feed(begin, end, lines, RangeReader::TornEnd::is_one_tail)) ++unclaimed.torn_frames;
   };
   std::uint64_t at = 0;
   for (const auto& [begin, end] : ranges) {

@@ -63,9 +63,10 @@ struct UnaccountedBytes {
   std::uint64_t unclaimed_bytes = 0;
   std::uint64_t whole_lines = 0;  // newline-terminated lines among them
   std::uint64_t cut_lines = 0;    // unterminated pieces of a line
-  // Compressed files: runs of unclaimed bytes that end inside a piece of a zstd frame
-  // (not where a block or frame ends) or do not decode, such as the torn append a killed
-  // writer leaves. Lines above count the content that decoded.
+  // Compressed files: runs of unclaimed bytes that end where no append of the writer can
+  // (inside a block, or where a block ends mid-line) or do not decode, such as the torn
+  // append a killed writer leaves: each one torn tail, the line it cut short included.
+  // Lines above count the rest of the content that decoded.
   std::uint64_t torn_frames = 0;
   std::optional<std::string> error;  // the file could not be read: nothing above is known
 };
