@@ -458,6 +458,12 @@ elseif(CHECK STREQUAL "fleet_join")
   if(NOT EXISTS "${SCRATCH}/run/attempt-002/perf_metrics")
     message(FATAL_ERROR "a second fleet did not start attempt-002")
   endif()
+  # A client that keeps at most one request open counts those due meanwhile unsent, not
+  # delayed: the first is answered after a second and a half, the other nine fall due
+  # within half a second, whatever the machine's speed.
+  run_tool(EXPECT 0 ARGS fleet --rate 20 --duration 0.5 --ttft-ms const:1500 --max-in-flight 1
+                         --output-dir "${SCRATCH}/one_open")
+  expect_contains("${stdout}" "unsent=9")
 
 elseif(CHECK STREQUAL "fleet_join_disaggregated")
   # A disaggregated fleet, one context and one generation worker behind the proxy, then

@@ -118,6 +118,9 @@ void add_client_flags(CLI::App& command, ClientOptions& client, std::vector<std:
       ->check(CLI::Range(1u, 4096u))->capture_default_str();
   command.add_option("--client-seed", client.seed, "the client's draws")->capture_default_str();
   command.add_option("--timeout", client.timeout, "seconds a request may take")->check(CLI::PositiveNumber)->capture_default_str();
+  command.add_option("--max-in-flight", client.max_in_flight,
+                     "requests open at once; one due beyond them is counted unsent, not delayed")
+      ->check(CLI::PositiveNumber)->capture_default_str();
 }
 
 }  // namespace
