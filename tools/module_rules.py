@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks two rules of C++20 modules that clang 19 does not enforce and GCC does:
+"""Checks three rules of C++20 modules that clang 19 does not enforce and GCC does:
 
 1. Includes before imports. In a translation unit, no `#include` follows the first
    `import` or module declaration, with project headers followed transitively: a
@@ -9,6 +9,11 @@
    when an include changes; the rule is kept whatever the headers hold.
 2. Every interface partition (`export module M:p;`) is exported by its module's
    primary interface (`export import :p;`), as [module.unit]/3 requires.
+3. No macro defined in a module unit's global module fragment. A macro there changes
+   what a header declares in this unit alone: an implementation macro (xxHash's
+   XXH_INLINE_ALL) pulls C headers into an `extern "C"` block, and GCC then refuses the
+   standard library's declarations against the imported module's ("conflicting
+   language linkage"). Such a header goes in a unit that is no module unit.
 
     module_rules.py COMPILE_COMMANDS SOURCE_ROOT
 
@@ -118,6 +123,25 @@ def include_breaches(unit, source_root):
     return breaches
 
 
+DEFINE = re.compile(r'^\s*#\s*define\s+(\w+)')
+GLOBAL_MODULE_FRAGMENT = re.compile(r'^\s*module\s*;')
+
+
+def fragment_breaches(path, source_root):
+    """`file:line: ...` for every macro a module unit's global module fragment defines."""
+    breaches = []
+    in_fragment = False
+    for number, line in code_lines(path):
+        if GLOBAL_MODULE_FRAGMENT.match(line):
+            in_fragment = True
+        elif MODULE_DECLARATION.match(line):
+            break
+        elif in_fragment and (define := DEFINE.match(line)):
+            breaches.append(f"{os.path.relpath(path, source_root)}:{number}: #define {define.group(1)} "
+                            "in the global module fragment of a module unit")
+    return breaches
+
+
 def partition_breaches(files, source_root):
     """`file:line: ...` for every interface partition its primary interface does not export."""
     partitions, exported, primaries = {}, {}, {}
@@ -156,6 +180,7 @@ def main():
     if not found:
         sys.exit(f"module_rules: no translation unit under {source_root} in {compile_commands}")
     breaches = [b for unit in found for b in include_breaches(unit, source_root)]
+    breaches += [b for unit in found for b in fragment_breaches(unit.file, source_root)]
     breaches += partition_breaches([unit.file for unit in found], source_root)
     for breach in breaches:
         print(breach)

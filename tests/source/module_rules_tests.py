@@ -129,6 +129,24 @@ class ModuleRules(unittest.TestCase):
         self.unit("detail.cppm", "module m:detail;\n")
         self.assertEqual(self.check(), (0, ""))
 
+    def test_a_macro_defined_in_a_global_module_fragment_is_a_breach(self):
+        self.unit("m.cpp", """
+            module;
+            #define XXH_INLINE_ALL
+            #include <xxhash.h>
+            module m;
+            """)
+        code, out = self.check()
+        self.assertEqual(code, 1)
+        self.assertEqual(out, "m.cpp:3: #define XXH_INLINE_ALL in the global module fragment of a module unit\n")
+
+    def test_a_macro_defined_in_a_unit_that_is_no_module_unit_passes(self):
+        self.unit("a.cpp", """
+            #define XXH_INLINE_ALL
+            #include <xxhash.h>
+            """)
+        self.assertEqual(self.check(), (0, ""))
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -2,9 +2,8 @@ module;
 
 #include <zstd.h>
 #include <zstd_errors.h>
-// xxHash inlined: only its streaming XXH64, for a frame ended by hand.
-#define XXH_INLINE_ALL
-#include <xxhash.h>
+
+#include "content_checksum.hpp"
 
 #include <algorithm>
 #include <bit>
@@ -211,7 +210,7 @@ struct FrameStream::Context {
     void operator()(ZSTD_CCtx* context) const noexcept { ZSTD_freeCCtx(context); }
   };
   std::unique_ptr<ZSTD_CCtx, Free> stream{ZSTD_createCCtx()};
-  XXH64_state_t checksum{};
+  ContentChecksum checksum;
   std::uint64_t content_bytes = 0;
 };
 
@@ -223,7 +222,6 @@ FrameStream::FrameStream(int level) : context_(std::make_unique<Context>()) {
       throw zstd_error("zstd parameter", code);
     }
   }
-  XXH64_reset(&context_->checksum, 0);
 }
 
 FrameStream::FrameStream(FrameStream&&) noexcept = default;
@@ -257,24 +255,24 @@ void FrameStream::compress(std::string_view lines, bool last, std::string& piece
 
 void FrameStream::landed(std::string_view lines, bool last) {
   if (last) {
-    XXH64_reset(&context_->checksum, 0);
+    context_->checksum.reset();
     context_->content_bytes = 0;
     return;
   }
-  XXH64_update(&context_->checksum, lines.data(), lines.size());
+  context_->checksum.add(lines);
   context_->content_bytes += lines.size();
 }
 
 void FrameStream::abandon() {
   ZSTD_CCtx_reset(context_->stream.get(), ZSTD_reset_session_only);
-  XXH64_reset(&context_->checksum, 0);
+  context_->checksum.reset();
   context_->content_bytes = 0;
 }
 
 void FrameStream::end_after_landed(std::string& piece) {
   // An empty raw block marked last (its 3-byte header: last-block bit set, type raw, size
   // 0), then the low 32 bits of the content's XXH64, little-endian (RFC 8878, 3.1.1).
-  const auto checksum = static_cast<std::uint32_t>(XXH64_digest(&context_->checksum));
+  const auto checksum = static_cast<std::uint32_t>(context_->checksum.digest());
   piece.append({'\x01', '\x00', '\x00'});
   for (int shift = 0; shift < 32; shift += 8) piece.push_back(static_cast<char>((checksum >> shift) & 0xff));
   abandon();

@@ -260,7 +260,10 @@ void Connection::produce_token() {
   g.answer->add_token(token);
   if (g.next_token < g.plan.tokens.size()) return schedule_next_token();
   json::value body = whole_answer();
-  respond_text(200, "application/json", json::serialize(body), false, g.return_metrics ? worker_metrics() : MetricFields{},
+  // Serialized before the call: the order a call's arguments are evaluated in is
+  // unspecified, and the callback's capture moves the body away.
+  std::string text = json::serialize(body);
+  respond_text(200, "application/json", std::move(text), false, g.return_metrics ? worker_metrics() : MetricFields{},
                [this, body = std::move(body)](bool failed) mutable {
                  if (failed) return finish(Outcome::client_disconnected, Termination{"client_disconnected", "write failed"});
                  finish(Outcome::completed, std::nullopt, std::move(body));

@@ -156,7 +156,10 @@ void Connection::on_generation_head(std::shared_ptr<Hop> hop, std::optional<HopF
       boost::system::error_code error;
       json::value answer = json::parse(text, error);
       if (json::object* choice = error ? nullptr : first_choice(answer)) choice->erase("disaggregated_params");
-      self->respond_text(200, "application/json", json::serialize(answer), false, {},
+      // Serialized before the call: the order a call's arguments are evaluated in is
+      // unspecified, and the callback's capture moves the answer away.
+      std::string relayed = json::serialize(answer);
+      self->respond_text(200, "application/json", std::move(relayed), false, {},
                          [self, answer = std::move(answer)](bool failed) mutable {
                            if (failed) {
                              return self->finish(Outcome::client_disconnected,
