@@ -1,7 +1,8 @@
 # Installs the libraries, their module interface units (FILE_SET CXX_MODULES, so a
 # consumer compiles BMIs with its own flags) and a CMake package:
 #   find_package(jsonl 0.1 CONFIG REQUIRED)  ->  jsonl::writer, jsonl::perf_metrics,
-#                                                jsonl::request_trace
+#                                                jsonl::request_trace, jsonl::prometheus
+#                                                (with prometheus-cpp: COMPONENTS prometheus)
 # and packages them as a .deb with `cpack -G DEB`.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -36,4 +37,6 @@ set(CPACK_DEBIAN_PACKAGE_SECTION "libdevel")
 set(CPACK_DEBIAN_PACKAGE_DEPENDS
   "libboost-json${Boost_VERSION_MAJOR}.${Boost_VERSION_MINOR}-dev, libtbb-dev, libzstd-dev")
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# jsonl::prometheus is compiled against prometheus-cpp's headers by those who use it.
+set(CPACK_DEBIAN_PACKAGE_SUGGESTS "prometheus-cpp-dev")
 include(CPack)

@@ -42,7 +42,7 @@ namespace {
 class JsonlWriters final : public RecordingDestination {
  public:
   explicit JsonlWriters(const RecorderOptions& options)
-      : perf_(perf_options(options)) {
+      : perf_(perf_options(options)), server_kind_(options.server_kind) {
     if (options.traces) traces_.emplace(trace_options(options), jsonl::process_suffix());
   }
 
@@ -66,11 +66,11 @@ class JsonlWriters final : public RecordingDestination {
 
   bool perf(jsonl::perf::PerfMetricsRecord record) override { return perf_.submit(std::move(record)); }
 
-  std::string metrics_text(std::string_view server_kind) const override {
-    const std::vector<jsonl::MetricLabel> labels{{"server_kind", std::string(server_kind)}};
+  std::vector<jsonl::WriterMetrics> writer_metrics() const override {
+    const std::vector<jsonl::MetricLabel> labels{{"server_kind", server_kind_}};
     std::vector<jsonl::WriterMetrics> writers{{perf_.stats(), std::string(jsonl::perf_metrics_subject), labels}};
     if (traces_) writers.push_back({traces_->stats(), std::string(jsonl::request_trace_subject), labels});
-    return jsonl::prometheus_text(writers);
+    return writers;
   }
 
   std::string accounting_line() const override {
@@ -122,6 +122,7 @@ class JsonlWriters final : public RecordingDestination {
 
   jsonl::TypedPerfMetricsJsonlWriter perf_;
   std::optional<jsonl::RequestTraceWriter<TraceLine>> traces_;  // none: the proxy traces
+  std::string server_kind_;
 };
 
 }  // namespace

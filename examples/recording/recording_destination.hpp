@@ -5,7 +5,7 @@
 
 #include <memory>
 #include <string>
-#include <string_view>
+#include <vector>
 
 #include "request_recorder.hpp"
 #include "trace_lines.hpp"
@@ -28,8 +28,10 @@ class RecordingDestination {
   virtual bool trace(TraceLine line) = 0;
   // A completed request's perf-metrics record.
   virtual bool perf(jsonl::perf::PerfMetricsRecord record) = 0;
-  // Its counters in the Prometheus text format, each sample labelled server_kind.
-  virtual std::string metrics_text(std::string_view server_kind) const = 0;
+  // Its jsonl writers' counters, each labelled server_kind, for a metrics exposition
+  // (none for a destination that has no jsonl writers). From any thread; never blocks
+  // a writer.
+  virtual std::vector<jsonl::WriterMetrics> writer_metrics() const = 0;
   // What it wrote and lost, in a line.
   virtual std::string accounting_line() const = 0;
 };

@@ -207,7 +207,6 @@ void RequestRecorder::finish(Request& request, Outcome outcome, const ProxyRepor
   destination_->perf(std::move(record));
 }
 
-std::string RequestRecorder::metrics_text() const { return destination_ ? destination_->metrics_text(server_kind_) : ""; }
 
 std::string RequestRecorder::accounting_line() const {
   return destination_ ? destination_->accounting_line() : "recording off";

@@ -24,7 +24,7 @@
 //
 // Thread-safety: one Request is used by one handler at a time; the recorder itself may be
 // called from any thread. No call blocks on a file: each submits to a jsonl writer, which
-// counts what it cannot take (stats(), metrics_text()).
+// counts what it cannot take (its destination's writer_metrics()).
 #pragma once
 
 #include <boost/json/array.hpp>
@@ -196,8 +196,8 @@ class RequestRecorder {
 
   // Whether anything is recorded.
   bool recording() const { return destination_ != nullptr; }
-  // The destination's counters in the Prometheus text format, labelled server_kind.
-  std::string metrics_text() const;
+  // Where it records; null when nothing is recorded.
+  const RecordingDestination* destination() const { return destination_.get(); }
   // Whether every record submitted is written, unknown or dropped for a named reason,
   // and what each writer says of it (for a log line at exit).
   std::string accounting_line() const;

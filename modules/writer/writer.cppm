@@ -19,7 +19,8 @@
 //     and batch sizes, shutdown timeout, durability, log sink).
 //
 // For monitoring, `prometheus_text` renders writers' `WriterStats` in Prometheus's text
-// exposition format. With durability (`WriterOptions::durability`) a writer publishes its
+// exposition format, from the families `exposed_families` lists (which jsonl.prometheus
+// hands to prometheus-cpp). With durability (`WriterOptions::durability`) a writer publishes its
 // books beside its files; `verify_books` and `reconcile` read them back. A reader of
 // compressed files finds their frames with `zstd_frame_size` and decodes them with
 // `ZstdDecoder`.

@@ -23,7 +23,7 @@ class Discarding final : public jsonl_recording::RecordingDestination {
   void close() override {}
   bool trace(jsonl_recording::TraceLine) override { return true; }
   bool perf(jsonl::perf::PerfMetricsRecord) override { return true; }
-  std::string metrics_text(std::string_view) const override { return {}; }
+  std::vector<jsonl::WriterMetrics> writer_metrics() const override { return {}; }
   std::string accounting_line() const override { return {}; }
 };
 

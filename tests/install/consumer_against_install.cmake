@@ -2,7 +2,7 @@
 # against what was installed; or packages it as a .deb, checks what the package depends
 # on, and that it installs what the prefix install holds.
 #   -D MODE=prefix|deb -D BUILD_DIR=... -D SOURCE_DIR=... -D SCRATCH=...
-#   -D CXX_COMPILER=... -D SCAN_DEPS=... -D CXX_FLAGS=... -D LINKER_FLAGS=...
+#   -D CXX_COMPILER=... -D SCAN_DEPS=... -D CXX_FLAGS=... -D LINKER_FLAGS=... -D PYTHON=...
 cmake_minimum_required(VERSION 3.28)  # run with -P: the policies of the build's CMake
 function(run)
   execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
@@ -141,5 +141,10 @@ run("${CMAKE_COMMAND}" -S "${SOURCE_DIR}/examples/consumer" -B "${SCRATCH}/consu
     "-DCMAKE_EXE_LINKER_FLAGS=${LINKER_FLAGS}")
 run("${CMAKE_COMMAND}" --build "${SCRATCH}/consumer")
 run("${SCRATCH}/consumer/consumer" "${SCRATCH}/out")
+message(STATUS "${run_output}")
+# This build has prometheus-cpp (the project requires it): so has the consumer. Its
+# collectable's exposition and prometheus_text's read alike with prometheus_client.
+run("${PYTHON}" "${SOURCE_DIR}/tests/prometheus/same_families.py" "${SCRATCH}/consumer/consumer_prometheus"
+    "${SCRATCH}/prometheus")
 message(STATUS "${run_output}")
 file(REMOVE_RECURSE "${SCRATCH}")

@@ -112,6 +112,16 @@ BOOST_AUTO_TEST_CASE(several_writers_share_each_family_once) {
   BOOST_TEST(occurrences("jsonl_last_append_timestamp_seconds{") == 1u);
 }
 
+BOOST_AUTO_TEST_CASE(the_last_append_is_exposed_to_the_microsecond_in_at_most_sixteen_digits) {
+  jsonl::WriterStats stats;
+  stats.last_append = std::chrono::system_clock::time_point(std::chrono::nanoseconds(1'796'457'588'325'913'456));
+  BOOST_TEST(jsonl_test::contains(jsonl::prometheus_text(stats, "s"),
+                                  "jsonl_last_append_timestamp_seconds{subject=\"s\"} 1796457588.325913\n"));
+  stats.last_append = std::chrono::system_clock::time_point(std::chrono::microseconds(1'796'457'588'000'100));
+  BOOST_TEST(jsonl_test::contains(jsonl::prometheus_text(stats, "s"),
+                                  "jsonl_last_append_timestamp_seconds{subject=\"s\"} 1796457588.0001\n"));
+}
+
 BOOST_AUTO_TEST_CASE(label_values_are_escaped) {
   const std::string text = jsonl::prometheus_text(jsonl::WriterStats{}, "a \"quoted\" \\ subject\nline", {{"path", "C:\\x"}});
   BOOST_TEST(jsonl_test::contains(

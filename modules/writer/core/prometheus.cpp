@@ -3,11 +3,12 @@ module;
 #include <charconv>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
-#include <utility>
+#include <variant>
 #include <vector>
 
 module jsonl.writer;
@@ -48,87 +49,79 @@ void append_label(std::string& out, std::string_view name, std::string_view valu
   out += '"';
 }
 
-template <class Number>
-void append_number(std::string& out, Number value) {
+void append_number(std::string& out, const ExposedValue& value) {
   char text[32];
-  out.append(text, std::to_chars(text, text + sizeof text, value).ptr);
+  std::visit([&](auto number) { out.append(text, std::to_chars(text, text + sizeof text, number).ptr); }, value);
 }
 
-class Exposition {
- public:
-  explicit Exposition(std::span<const WriterMetrics> writers) : writers_(writers) {}
+std::vector<MetricLabel> sample_labels(const WriterMetrics& writer, std::string_view reason = {}) {
+  std::vector<MetricLabel> labels{{"subject", writer.subject}};
+  if (!reason.empty()) labels.push_back({"reason", std::string(reason)});
+  labels.insert(labels.end(), writer.labels.begin(), writer.labels.end());
+  return labels;
+}
 
-  void family(std::string_view name, std::string_view type, std::string_view help) {
-    out_ += "# HELP ";
-    out_ += name;
-    out_ += ' ';
-    out_ += help;
-    out_ += "\n# TYPE ";
-    out_ += name;
-    out_ += ' ';
-    out_ += type;
-    out_ += '\n';
-  }
-
-  // A sample of `name` for `writer`, with an extra label when `extra_name` is not empty.
-  template <class Number>
-  void sample(std::string_view name, const WriterMetrics& writer, Number value, std::string_view extra_name = {},
-              std::string_view extra_value = {}) {
-    out_ += name;
-    out_ += '{';
-    append_label(out_, "subject", writer.subject);
-    if (!extra_name.empty()) {
-      out_ += ',';
-      append_label(out_, extra_name, extra_value);
-    }
-    for (const MetricLabel& label : writer.labels) {
-      out_ += ',';
-      append_label(out_, label.name, label.value);
-    }
-    out_ += "} ";
-    append_number(out_, value);
-    out_ += '\n';
-  }
-
-  // A counter's family, one sample per writer.
-  void counts(const CounterInfo& counter) {
-    family(counter.family, counter.type, counter.help);
-    for (const WriterMetrics& writer : writers_) sample(counter.family, writer, writer.stats[counter.counter]);
-  }
-
-  std::string take() { return std::move(out_); }
-
- private:
-  std::span<const WriterMetrics> writers_;
-  std::string out_;
-};
+// When the last append reached a file, in Unix seconds to the microsecond: the double
+// nearest its decimal digits, so that a time with few fractional digits prints with as
+// few, and a printer of 16 significant digits (prometheus-cpp's) prints the same number.
+double unix_seconds(std::chrono::system_clock::time_point time) {
+  const long long microseconds = std::chrono::floor<std::chrono::microseconds>(time.time_since_epoch()).count();
+  const unsigned long long magnitude = microseconds < 0 ? 0ULL - static_cast<unsigned long long>(microseconds)
+                                                        : static_cast<unsigned long long>(microseconds);
+  char text[48];
+  const int length = std::snprintf(text, sizeof text, "%s%llu.%06llu", microseconds < 0 ? "-" : "",
+                                   magnitude / 1'000'000, magnitude % 1'000'000);
+  double seconds = 0;
+  std::from_chars(text, text + length, seconds);
+  return seconds;
+}
 
 }  // namespace
 
-std::string prometheus_text(std::span<const WriterMetrics> writers) {
+std::vector<ExposedFamily> exposed_families(std::span<const WriterMetrics> writers) {
   for (const WriterMetrics& writer : writers) check_label_names(writer.labels);
-  Exposition out(writers);
+  std::vector<ExposedFamily> families;
   for (const CounterInfo& counter : counters) {
-    if (!counter.family.empty()) out.counts(counter);
+    if (!counter.family.empty()) {
+      ExposedFamily& family = families.emplace_back(ExposedFamily{counter.family, counter.type, counter.help, {}});
+      for (const WriterMetrics& writer : writers) {
+        family.samples.push_back({sample_labels(writer), writer.stats[counter.counter]});
+      }
+    }
     if (counter.counter != Counter::unknown) continue;
-    out.family("jsonl_records_dropped_total", "counter", "Records dropped, by reason.");
+    ExposedFamily& dropped =
+        families.emplace_back(ExposedFamily{"jsonl_records_dropped_total", "counter", "Records dropped, by reason.", {}});
     for (const WriterMetrics& writer : writers) {
       for (const DropReasonInfo& drop : drop_reasons) {
-        out.sample("jsonl_records_dropped_total", writer, writer.stats.dropped(drop.reason), "reason", drop.name);
+        dropped.samples.push_back({sample_labels(writer, drop.name), writer.stats.dropped(drop.reason)});
       }
     }
   }
-  out.family("jsonl_last_append_timestamp_seconds", "gauge", "When the last append reached a file, in Unix time.");
+  ExposedFamily& last_append = families.emplace_back(ExposedFamily{
+      "jsonl_last_append_timestamp_seconds", "gauge", "When the last append reached a file, in Unix time.", {}});
   for (const WriterMetrics& writer : writers) {
-    if (!writer.stats.last_append) continue;
-    // Whole seconds and the fraction apart, so that a time with few fractional digits
-    // prints with as few, not as the nearest double to its nanosecond count.
-    const auto since_epoch = writer.stats.last_append->time_since_epoch();
-    const auto seconds = std::chrono::floor<std::chrono::seconds>(since_epoch);
-    const double fraction = std::chrono::duration<double>(since_epoch - seconds).count();
-    out.sample("jsonl_last_append_timestamp_seconds", writer, static_cast<double>(seconds.count()) + fraction);
+    if (writer.stats.last_append) last_append.samples.push_back({sample_labels(writer), unix_seconds(*writer.stats.last_append)});
   }
-  return out.take();
+  return families;
+}
+
+std::string prometheus_text(std::span<const WriterMetrics> writers) {
+  std::string out;
+  for (const ExposedFamily& family : exposed_families(writers)) {
+    out.append("# HELP ").append(family.name).append(" ").append(family.help);
+    out.append("\n# TYPE ").append(family.name).append(" ").append(family.type).append("\n");
+    for (const ExposedSample& sample : family.samples) {
+      out.append(family.name).append("{");
+      for (const MetricLabel& label : sample.labels) {
+        if (&label != &sample.labels.front()) out += ',';
+        append_label(out, label.name, label.value);
+      }
+      out.append("} ");
+      append_number(out, sample.value);
+      out += '\n';
+    }
+  }
+  return out;
 }
 
 std::string prometheus_text(const WriterStats& stats, const std::string& subject,

@@ -2,8 +2,11 @@
 // server's /metrics handler or a node exporter's textfile collector.
 module;
 
+#include <cstdint>
 #include <span>
 #include <string>
+#include <string_view>
+#include <variant>
 #include <vector>
 
 export module jsonl.writer:prometheus;
@@ -23,6 +26,29 @@ struct WriterMetrics {
   std::string subject;              // the writer's subject: label subject="..."
   std::vector<MetricLabel> labels;  // constant labels of every sample, after subject
 };
+
+// A sample's value: a counter's count exactly, or a gauge's reading.
+using ExposedValue = std::variant<std::uint64_t, double>;
+
+struct ExposedSample {
+  std::vector<MetricLabel> labels;  // subject, then reason (dropped records), then the writer's
+  ExposedValue value;
+};
+
+// A family as an exposition shows it: the one place that reads the counter table, so
+// that every renderer (prometheus_text here, jsonl.prometheus's collectable) exposes the
+// same families, values and labels.
+struct ExposedFamily {
+  std::string_view name;
+  std::string_view type;  // "counter" or "gauge"
+  std::string_view help;
+  std::vector<ExposedSample> samples;
+};
+
+// The families of `writers`, in exposition order, with a sample per writer (the
+// timestamp only for writers that have appended). Throws std::invalid_argument for an
+// unusable label name, as prometheus_text does.
+std::vector<ExposedFamily> exposed_families(std::span<const WriterMetrics> writers);
 
 // The families, each with HELP and TYPE lines and a sample per writer:
 //   jsonl_records_submitted_total, jsonl_records_written_total,

@@ -23,18 +23,15 @@ SteadyTime steady_time(double seconds) {
   return SteadyTime(std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(seconds)));
 }
 
-std::size_t route_index(Route route) { return static_cast<std::size_t>(route); }
-
 }  // namespace
 
 Connection::Connection(net::ip::tcp::socket socket, ServerContext& server)
     : stream_(std::move(socket)), timer_(stream_.get_executor()), server_(server) {
-  server_.counters().connections.fetch_add(1);
-  server_.counters().connections_open.fetch_add(1);
+  server_.metrics().connection_opened();
 }
 
 Connection::~Connection() {
-  server_.counters().connections_open.fetch_sub(1);
+  server_.metrics().connection_closed();
   server_.closed(this);
 }
 
@@ -72,18 +69,18 @@ void Connection::read_request() {
 }
 
 void Connection::on_header(beast::error_code error) {
-  ServerCounters& counters = server_.counters();
+  ServerMetrics& metrics = server_.metrics();
   if (error == http::error::body_limit) {  // its declared length, before a byte of the body
-    counters.refused[std::size_t(Refusal::body_too_large)].fetch_add(1);
+    metrics.refused(Refusal::body_too_large);
     return respond_text(413, "application/json", R"({"detail":"request body too large"})", true);
   }
   if (error) {
     // A keep-alive connection that sent nothing more is idle, not refused.
     if (error == beast::error::timeout && parser_->got_some()) {
-      counters.refused[std::size_t(Refusal::header_timeout)].fetch_add(1);
+      metrics.refused(Refusal::header_timeout);
     } else if (error != beast::error::timeout && error != http::error::end_of_stream &&
                error != net::error::operation_aborted && error != net::error::connection_reset) {
-      counters.refused[std::size_t(Refusal::malformed_request)].fetch_add(1);
+      metrics.refused(Refusal::malformed_request);
       return respond_text(400, "text/plain", "malformed request: " + error.message() + "\n", true);
     }
     return close_now();
@@ -108,12 +105,12 @@ void Connection::on_header(beast::error_code error) {
 
 void Connection::on_body(beast::error_code error) {
   if (error == http::error::body_limit) {
-    server_.counters().refused[std::size_t(Refusal::body_too_large)].fetch_add(1);
+    server_.metrics().refused(Refusal::body_too_large);
     generation_.reset();
     return respond_text(413, "application/json", R"({"detail":"request body too large"})", true);
   }
   if (error) {
-    if (error == beast::error::timeout) server_.counters().refused[std::size_t(Refusal::body_timeout)].fetch_add(1);
+    if (error == beast::error::timeout) server_.metrics().refused(Refusal::body_timeout);
     generation_.reset();
     return close_now();
   }
@@ -129,7 +126,7 @@ void Connection::dispatch() {
   const bool get = request.method() == http::verb::get;
   if (get && path == "/health") return respond_text(200, "text/plain", "");
   if (path == "/steady_clock_offset") return answer_clock_probe();
-  if (get && path == "/metrics") return respond_text(200, "text/plain; version=0.0.4", server_.metrics_text());
+  if (get && path == "/metrics") return respond_text(200, "text/plain; version=0.0.4", server_.metrics().text());
   if (get && path == "/v1/models") {
     const std::string& name = server_.model().options().model_name;
     return respond_text(200, "application/json",
@@ -144,7 +141,7 @@ void Connection::dispatch() {
 }
 
 void Connection::reject(json::value body, json::array errors, std::optional<std::string> parse_error) {
-  server_.counters().endings[route_index(generation_->route)][std::size_t(Ending::rejected_400)].fetch_add(1);
+  server_.metrics().ended(generation_->route, Ending::rejected_400);
   const std::string answer = bad_request_body(errors);
   server_.recorder().reject(generation_->record, std::move(body), std::move(errors), std::move(parse_error));
   generation_.reset();
@@ -344,7 +341,7 @@ void Connection::finish(Outcome outcome, std::optional<Termination> termination,
   Ending ending = outcome == Outcome::completed             ? Ending::completed
                   : outcome == Outcome::client_disconnected ? Ending::client_disconnected
                                                             : Ending::error;
-  server_.counters().endings[route_index(g.route)][std::size_t(ending)].fetch_add(1);
+  server_.metrics().ended(g.route, ending);
   if (g.proxy) {
     if (g.proxy->hop) g.proxy->hop->cancel();
     server_.recorder().finish(g.record, outcome, g.proxy->report, std::move(payload), std::move(termination));

@@ -24,22 +24,11 @@
 #include "openai.hpp"
 #include "proxy.hpp"
 #include "server.hpp"
+#include "server_metrics.hpp"
 
 namespace jsonl_perf::serve {
 
-// Why a request was refused before it reached a handler (never traced).
-enum class Refusal : std::size_t { body_too_large, header_timeout, body_timeout, malformed_request, count };
-// How a request that reached a handler ended, as /metrics counts it.
-enum class Ending : std::size_t { rejected_400, completed, client_disconnected, error, count };
-
-struct ServerCounters {
-  std::atomic<std::uint64_t> connections{0};
-  std::atomic<std::int64_t> connections_open{0};
-  std::array<std::atomic<std::uint64_t>, std::size_t(Refusal::count)> refused{};
-  std::array<std::array<std::atomic<std::uint64_t>, std::size_t(Ending::count)>, 3> endings{};
-};
-
-// What every connection uses: the options, the model, the recorder and the counters;
+// What every connection uses: the options, the model, the recorder and the metrics;
 // and the registry the server stops its connections through.
 class ServerContext {
  public:
@@ -49,8 +38,7 @@ class ServerContext {
   virtual const jsonl_recording::RequestRecorder& recorder() const = 0;
   // A proxy's workers; null for a server that answers requests itself.
   virtual Upstreams* upstreams() = 0;
-  virtual ServerCounters& counters() = 0;
-  virtual std::string metrics_text() const = 0;
+  virtual ServerMetrics& metrics() = 0;
   virtual bool stopping() const = 0;
   virtual void opened(const std::shared_ptr<class Connection>& connection) = 0;
   virtual void closed(const Connection* connection) = 0;

@@ -6,6 +6,7 @@
 #include <boost/json/array.hpp>
 #include <boost/json/value.hpp>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -15,6 +16,7 @@
 namespace jsonl_perf::serve {
 
 enum class Route { chat_completions, completions, responses };
+inline constexpr std::array every_route{Route::chat_completions, Route::completions, Route::responses};
 
 // The route served at `path`, if any, and the path of a route.
 std::optional<Route> route_at(std::string_view path);

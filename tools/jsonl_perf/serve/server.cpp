@@ -7,7 +7,6 @@
 #include <csignal>
 #include <iostream>
 #include <mutex>
-#include <sstream>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -20,9 +19,6 @@ namespace {
 
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
-
-constexpr const char* refusal_names[] = {"body_too_large", "header_timeout", "body_timeout", "malformed_request"};
-constexpr const char* ending_names[] = {"rejected_400", "completed", "client_disconnected", "error"};
 
 class Server final : public ServerContext {
  public:
@@ -76,7 +72,7 @@ class Server final : public ServerContext {
   const ServeOptions& options() const override { return options_; }
   SimulatedModel& model() override { return model_; }
   const jsonl_recording::RequestRecorder& recorder() const override { return *recorder_; }
-  ServerCounters& counters() override { return counters_; }
+  ServerMetrics& metrics() override { return metrics_; }
   Upstreams* upstreams() override { return upstreams_.get(); }
   bool stopping() const override { return stopping_.load(); }
 
@@ -89,31 +85,6 @@ class Server final : public ServerContext {
     const std::lock_guard lock(mutex_);
     connections_.erase(connection);
     if (stopping_ && connections_.empty()) net::post(control_, [this] { drain_timer_.cancel(); });
-  }
-
-  std::string metrics_text() const override {
-    std::ostringstream text;
-    text << recorder_->metrics_text();
-    text << "# HELP jsonl_serve_connections_total Connections accepted.\n"
-            "# TYPE jsonl_serve_connections_total counter\n"
-         << "jsonl_serve_connections_total " << counters_.connections.load() << '\n'
-         << "# HELP jsonl_serve_connections_open Connections open now.\n"
-            "# TYPE jsonl_serve_connections_open gauge\n"
-         << "jsonl_serve_connections_open " << counters_.connections_open.load() << '\n'
-         << "# HELP jsonl_serve_refused_total Requests refused before reaching a handler (never traced), by reason.\n"
-            "# TYPE jsonl_serve_refused_total counter\n";
-    for (std::size_t i = 0; i < std::size_t(Refusal::count); ++i) {
-      text << "jsonl_serve_refused_total{reason=\"" << refusal_names[i] << "\"} " << counters_.refused[i].load() << '\n';
-    }
-    text << "# HELP jsonl_serve_requests_total Requests that reached a handler, by route and how they ended.\n"
-            "# TYPE jsonl_serve_requests_total counter\n";
-    for (std::size_t route = 0; route < 3; ++route) {
-      for (std::size_t i = 0; i < std::size_t(Ending::count); ++i) {
-        text << "jsonl_serve_requests_total{route=\"" << route_path(static_cast<Route>(route)) << "\",status=\"" << ending_names[i]
-             << "\"} " << counters_.endings[route][i].load() << '\n';
-      }
-    }
-    return text.str();
   }
 
  private:
@@ -154,7 +125,7 @@ class Server final : public ServerContext {
   const ServeOptions& options_;
   SimulatedModel model_;
   std::unique_ptr<jsonl_recording::RequestRecorder> recorder_;
-  ServerCounters counters_;
+  ServerMetrics metrics_{*recorder_};
   std::atomic<bool> stopping_{false};
   // Connections unregister as they go, so the registry outlives the context.
   std::mutex mutex_;

@@ -58,7 +58,7 @@ class SpdlogDestination final : public jsonl_recording::RecordingDestination {
     return true;
   }
 
-  std::string metrics_text(std::string_view) const override { return {}; }
+  std::vector<jsonl::WriterMetrics> writer_metrics() const override { return {}; }
 
   std::string accounting_line() const override {
     return "spdlog: " + std::to_string(lines_.load()) + " lines logged, " + std::to_string(overruns_) +

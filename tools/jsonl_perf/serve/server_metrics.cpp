@@ -1,0 +1,72 @@
+// Headers before the modules: no #include may follow an import.
+#include <prometheus/family.h>
+#include <prometheus/text_serializer.h>
+
+#include <iterator>
+#include <utility>
+#include <vector>
+
+#include "server_metrics.hpp"
+#include "recording_destination.hpp"
+
+import jsonl.prometheus;
+
+namespace jsonl_perf::serve {
+namespace {
+
+constexpr const char* refusal_names[] = {"body_too_large", "header_timeout", "body_timeout", "malformed_request"};
+constexpr const char* ending_names[] = {"rejected_400", "completed", "client_disconnected", "error"};
+static_assert(std::size(refusal_names) == std::size_t(Refusal::count));
+static_assert(std::size(ending_names) == std::size_t(Ending::count));
+
+prometheus::Counter& counter(prometheus::Registry& registry, const char* name, const char* help) {
+  return prometheus::BuildCounter().Name(name).Help(help).Register(registry).Add({});
+}
+
+}  // namespace
+
+ServerMetrics::ServerMetrics(const jsonl_recording::RequestRecorder& recorder)
+    : writers_(std::make_shared<jsonl::WritersCollectable>([&recorder] {
+        const jsonl_recording::RecordingDestination* destination = recorder.destination();
+        return destination ? destination->writer_metrics() : std::vector<jsonl::WriterMetrics>{};
+      })),
+      connections_(counter(registry_, "jsonl_serve_connections_total", "Connections accepted.")),
+      connections_open_(prometheus::BuildGauge()
+                            .Name("jsonl_serve_connections_open")
+                            .Help("Connections open now.")
+                            .Register(registry_)
+                            .Add({})) {
+  auto& refusals = prometheus::BuildCounter()
+                       .Name("jsonl_serve_refused_total")
+                       .Help("Requests refused before reaching a handler (never traced), by reason.")
+                       .Register(registry_);
+  for (std::size_t i = 0; i < refused_.size(); ++i) refused_[i] = &refusals.Add({{"reason", refusal_names[i]}});
+  auto& requests = prometheus::BuildCounter()
+                       .Name("jsonl_serve_requests_total")
+                       .Help("Requests that reached a handler, by route and how they ended.")
+                       .Register(registry_);
+  for (const Route route : every_route) {
+    for (std::size_t i = 0; i < std::size_t(Ending::count); ++i) {
+      endings_[std::size_t(route)][i] = &requests.Add({{"route", std::string(route_path(route))}, {"status", ending_names[i]}});
+    }
+  }
+}
+
+void ServerMetrics::connection_opened() {
+  connections_.Increment();
+  connections_open_.Increment();
+}
+
+void ServerMetrics::connection_closed() { connections_open_.Decrement(); }
+
+void ServerMetrics::refused(Refusal reason) { refused_[std::size_t(reason)]->Increment(); }
+
+void ServerMetrics::ended(Route route, Ending ending) { endings_[std::size_t(route)][std::size_t(ending)]->Increment(); }
+
+std::string ServerMetrics::text() const {
+  std::vector<prometheus::MetricFamily> families = writers_->Collect();
+  for (prometheus::MetricFamily& family : registry_.Collect()) families.push_back(std::move(family));
+  return prometheus::TextSerializer().Serialize(families);
+}
+
+}  // namespace jsonl_perf::serve
