@@ -37,7 +37,6 @@ std::string session_of(const Headers& headers, const json::value& body) {
 
 RequestRecorder::RequestRecorder(RecorderOptions options, std::unique_ptr<RecordingDestination> destination)
     : destination_(std::move(destination)),
-      server_kind_(options.server_kind),
       engine_id_as_disagg_request_id_(options.engine_id_as_disagg_request_id),
       traces_(options.traces) {
   if (!destination_ && options.output_dir) destination_ = jsonl_writers(options);
@@ -206,7 +205,6 @@ void RequestRecorder::finish(Request& request, Outcome outcome, const ProxyRepor
       .disagg_request_id = proxy.disagg_request_id};
   destination_->perf(std::move(record));
 }
-
 
 std::string RequestRecorder::accounting_line() const {
   return destination_ ? destination_->accounting_line() : "recording off";

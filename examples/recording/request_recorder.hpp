@@ -211,7 +211,6 @@ class RequestRecorder {
                                   boost::json::value body);
 
   std::unique_ptr<RecordingDestination> destination_;
-  std::string server_kind_;
   bool engine_id_as_disagg_request_id_;
   bool traces_;
   mutable std::atomic<double> steady_clock_offset_{0};

@@ -1,6 +1,6 @@
 // jsonl.prometheus: writers' counters for a server that exports its metrics with
-// prometheus-cpp. Built and installed when prometheus-cpp is found (target
-// jsonl::prometheus).
+// prometheus-cpp (target jsonl::prometheus; a consumer of the installed package asks for
+// it with find_package(jsonl COMPONENTS prometheus)).
 //
 //   auto writers = std::make_shared<jsonl::WritersCollectable>([&writer] {
 //     return std::vector<jsonl::WriterMetrics>{{writer.stats(), "performance metrics", {}}};

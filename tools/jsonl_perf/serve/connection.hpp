@@ -11,9 +11,6 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/json/value.hpp>
 
-#include <array>
-#include <atomic>
-#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
