@@ -18,8 +18,8 @@ passes it), so this checker reads the sources themselves:
   name or a member path (`g.body`, `r->text`), anywhere in it (a nested call, a lambda's
   capture) except inside a lambda's body, which runs later.
 - Another argument of the same call *uses* `p` when it names `p` or something in it
-  (`p.size()`), or names a prefix of `p` as a whole (`g` for `g.body`), not as a
-  member of something else.
+  (`p.size()`), names a prefix of `p` as a whole (`g` for `g.body`) or calls a member
+  function on one (`g.elapsed()`), not as a member of something else.
 
 Comments, string and character literals and preprocessor lines are skipped.
 
@@ -134,8 +134,17 @@ def moves(toks, start, end):
         call = toks[position + 2][0]
         open_index = position + 3
         if call == "forward" and toks[open_index][0] == "<":
-            while open_index < end and toks[open_index][0] != "(":
+            depth = 0
+            while open_index < end:
+                text = toks[open_index][0]
+                if text in CLOSING:
+                    open_index = matching(toks, open_index)
+                elif text in "<>":
+                    depth += 1 if text == "<" else -1
+                    if depth == 0:
+                        break
                 open_index += 1
+            open_index += 1
         elif call != "move":
             continue
         if open_index >= end or toks[open_index][0] != "(":
@@ -159,7 +168,11 @@ def use_of(toks, start, end, path):
         while common < min(len(named), len(path)) and named[common] == path[common]:
             common += 1
         whole_prefix = common == len(named) and common % 2 == 1
-        if common == len(path) or (whole_prefix and common < len(path)):
+        # `g.elapsed()`: a member function called on an object that holds the path.
+        after = position + len(named)
+        called_on_prefix = (after < end and toks[after][0] == "(" and len(named) >= 3
+                            and named[:-2] == path[:len(named) - 2])
+        if common == len(path) or (whole_prefix and common < len(path)) or called_on_prefix:
             return toks[position][1]
     return None
 

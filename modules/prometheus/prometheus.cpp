@@ -4,6 +4,8 @@ module;
 #include <prometheus/metric_family.h>
 #include <prometheus/metric_type.h>
 
+#include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <variant>
@@ -16,7 +18,15 @@ namespace jsonl {
 WritersCollectable::WritersCollectable(Source writers) : writers_(std::move(writers)) {}
 
 std::vector<::prometheus::MetricFamily> WritersCollectable::Collect() const {
-  const std::vector<WriterMetrics> writers = writers_();
+  std::vector<WriterMetrics> writers = writers_();
+  std::erase_if(writers, [](const WriterMetrics& writer) {
+    try {
+      exposed_families(std::span(&writer, 1));
+      return false;
+    } catch (const std::invalid_argument&) {
+      return true;
+    }
+  });
   std::vector<::prometheus::MetricFamily> collected;
   for (const ExposedFamily& family : exposed_families(writers)) {
     const bool counter = family.type == "counter";

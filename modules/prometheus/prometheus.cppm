@@ -20,7 +20,7 @@ module;
 
 export module jsonl.prometheus;
 
-import jsonl.writer;
+export import jsonl.writer;
 
 export namespace jsonl {
 
@@ -33,8 +33,9 @@ class WritersCollectable final : public ::prometheus::Collectable {
 
   explicit WritersCollectable(Source writers);
 
-  // The writers' families as prometheus_text exposes them. Throws
-  // std::invalid_argument for an unusable label name, as prometheus_text does.
+  // The writers' families as prometheus_text exposes them. Never throws: a scrape's
+  // handler (prometheus-cpp's Exposer) does not catch, so a writer whose label names
+  // prometheus_text would refuse (std::invalid_argument) is left out of the collection.
   std::vector<::prometheus::MetricFamily> Collect() const override;
 
  private:

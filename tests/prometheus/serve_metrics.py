@@ -62,44 +62,62 @@ def check(families):
     return failures
 
 
-def main():
-    tool, scratch = sys.argv[1:3]
-    shutil.rmtree(scratch, ignore_errors=True)
-    os.makedirs(scratch)
+def served(tool, scratch, recording, scrape):
+    """Runs serve with `--recording`, calls scrape(url); what it returned. The server must
+    stop cleanly."""
     server = subprocess.Popen(
         [tool, "serve", "--host", "127.0.0.1", "--port", "0", "--output-dir", scratch, "--queue-ms", "const:0",
-         "--ttft-ms", "const:0", "--itl-ms", "const:0", "--recording", "on"],
+         "--ttft-ms", "const:0", "--itl-ms", "const:0", "--recording", recording],
         stdout=subprocess.PIPE, text=True)
     try:
         url = server.stdout.readline().strip().removeprefix("listening on ")
         if not url.startswith("http://"):
             sys.exit(f"the server did not start: {url!r}")
-        body = json.dumps({"model": "simulated-llm", "messages": [{"role": "user", "content": "Say hello."}],
-                           "max_tokens": 4}).encode()
-        request = urllib.request.Request(url + ROUTES[0], data=body, headers={"Content-Type": "application/json"})
-        with urllib.request.urlopen(request, timeout=30) as answer:
-            answer.read()
-        # The request is counted and its response line submitted once its answer is
-        # written, which may be after the client has read it.
-        deadline = time.monotonic() + 30
-        while True:
-            with urllib.request.urlopen(url + "/metrics", timeout=30) as answer:
-                kind = answer.headers["Content-Type"]
-                text = answer.read().decode()
-            families = {family.name: family for family in text_string_to_metric_families(text)}
-            if not check(families) or time.monotonic() > deadline:
-                break
+        result = scrape(url)
     finally:
         server.terminate()
         server.wait(timeout=60)
     if server.returncode != 0:
         sys.exit(f"the server exited {server.returncode}")
-    if kind != "text/plain; version=0.0.4":
-        sys.exit(f"/metrics answered as {kind}")
+    return result
+
+
+def metrics(url):
+    with urllib.request.urlopen(url + "/metrics", timeout=30) as answer:
+        if answer.headers["Content-Type"] != "text/plain; version=0.0.4":
+            sys.exit(f"/metrics answered as {answer.headers['Content-Type']}")
+        text = answer.read().decode()
+    return text, {family.name: family for family in text_string_to_metric_families(text)}
+
+
+def after_one_request(url):
+    body = json.dumps({"model": "simulated-llm", "messages": [{"role": "user", "content": "Say hello."}],
+                       "max_tokens": 4}).encode()
+    request = urllib.request.Request(url + ROUTES[0], data=body, headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as answer:
+        answer.read()
+    # The request is counted and its response line submitted once its answer is
+    # written, which may be after the client has read it.
+    deadline = time.monotonic() + 30
+    while True:
+        text, families = metrics(url)
+        if not check(families) or time.monotonic() > deadline:
+            return text, families
+
+
+def main():
+    tool, scratch = sys.argv[1:3]
+    shutil.rmtree(scratch, ignore_errors=True)
+    os.makedirs(scratch)
+    text, families = served(tool, scratch, "on", after_one_request)
     failures = check(families)
     if failures:
         sys.exit("\n".join(failures) + "\n--- /metrics:\n" + text)
-    print(f"{len(families)} families read from /metrics")
+    # Recording off, the writers' families have no samples, and are left out.
+    text, unrecorded = served(tool, scratch, "off", metrics)
+    if sorted(unrecorded) != sorted(name for name in families if name.startswith("jsonl_serve_")):
+        sys.exit(f"recording off, /metrics has {sorted(unrecorded)}\n--- /metrics:\n{text}")
+    print(f"{len(families)} families read from /metrics, {len(unrecorded)} with recording off")
 
 
 if __name__ == "__main__":

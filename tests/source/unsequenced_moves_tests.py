@@ -3,6 +3,7 @@
     unsequenced_moves_tests.py CHECKER
 """
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -15,6 +16,7 @@ CHECKER = sys.argv.pop(1)
 class UnsequencedMoves(unittest.TestCase):
     def setUp(self):
         self.root = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.root)
 
     def write(self, name, text):
         path = os.path.join(self.root, name)
@@ -56,11 +58,13 @@ class UnsequencedMoves(unittest.TestCase):
     def test_std_forward_counts(self):
         self.assertEqual(len(self.findings(
             "template <class T> void f(T&& x) { g(std::forward<T>(x), x); }\n")), 1)
+        self.assertEqual(len(self.findings("void f(auto&& x) { g(std::forward<decltype(x)>(x), x); }\n")), 1)
 
     def test_a_member_path_is_used_by_what_is_in_it_and_by_its_object_as_a_whole(self):
         self.assertEqual(len(self.findings("void f(G g) { h(std::move(g.body), g.body.size()); }\n")), 1)
         self.assertEqual(len(self.findings("void f(G g) { h(std::move(g.body), g); }\n")), 1)
         self.assertEqual(len(self.findings("void f(G* g) { h(std::move(g->body), g->body); }\n")), 1)
+        self.assertEqual(len(self.findings("void f(G g) { h(std::move(g.body), g.elapsed()); }\n")), 1)
 
     def test_a_sibling_member_or_a_namesake_member_is_no_use(self):
         self.assertEqual(self.findings("void f(G g) { h(std::move(g.body), g.plan); }\n"), [])

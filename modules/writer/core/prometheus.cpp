@@ -3,7 +3,6 @@ module;
 #include <charconv>
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -62,18 +61,11 @@ std::vector<MetricLabel> sample_labels(const WriterMetrics& writer, std::string_
 }
 
 // When the last append reached a file, in Unix seconds to the microsecond: the double
-// nearest its decimal digits, so that a time with few fractional digits prints with as
-// few, and a printer of 16 significant digits (prometheus-cpp's) prints the same number.
+// nearest its decimal digits (a count of microseconds divided by a million, both exact),
+// so that a time with few fractional digits prints with as few, and a printer that keeps
+// fewer digits than the shortest round trip (prometheus-cpp's) prints the same number.
 double unix_seconds(std::chrono::system_clock::time_point time) {
-  const long long microseconds = std::chrono::floor<std::chrono::microseconds>(time.time_since_epoch()).count();
-  const unsigned long long magnitude = microseconds < 0 ? 0ULL - static_cast<unsigned long long>(microseconds)
-                                                        : static_cast<unsigned long long>(microseconds);
-  char text[48];
-  const int length = std::snprintf(text, sizeof text, "%s%llu.%06llu", microseconds < 0 ? "-" : "",
-                                   magnitude / 1'000'000, magnitude % 1'000'000);
-  double seconds = 0;
-  std::from_chars(text, text + length, seconds);
-  return seconds;
+  return std::chrono::duration<double>(std::chrono::floor<std::chrono::microseconds>(time.time_since_epoch())).count();
 }
 
 }  // namespace

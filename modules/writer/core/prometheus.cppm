@@ -27,7 +27,7 @@ struct WriterMetrics {
   std::vector<MetricLabel> labels;  // constant labels of every sample, after subject
 };
 
-// A sample's value: a counter's count exactly, or a gauge's reading.
+// A sample's value: a count exactly (every counter, the queue's gauges), or a time.
 using ExposedValue = std::variant<std::uint64_t, double>;
 
 struct ExposedSample {
@@ -45,22 +45,23 @@ struct ExposedFamily {
   std::vector<ExposedSample> samples;
 };
 
-// The families of `writers`, in exposition order, with a sample per writer (the
-// timestamp only for writers that have appended). Throws std::invalid_argument for an
-// unusable label name, as prometheus_text does.
+// The families of `writers`, in exposition order, a sample per writer in each:
+//   jsonl_records_submitted_total, jsonl_records_written_total,
+//   jsonl_records_unknown_total, jsonl_records_dropped_total{reason="<name>"} for each
+//   of drop_reasons, jsonl_records_sanitized_total, jsonl_lines_written_total,
+//   jsonl_bytes_written_total, jsonl_uncompressed_bytes_written_total,
+//   jsonl_appends_total, jsonl_files_started_total, jsonl_directories_recreated_total,
+//   jsonl_books_publications_total, jsonl_books_publication_errors_total (counters);
+//   jsonl_queue_depth, jsonl_submits_waiting_for_room and
+//   jsonl_last_append_timestamp_seconds (gauges; the last only for writers that have
+//   appended). Throws std::invalid_argument for a label name that is not
+//   [a-zA-Z_][a-zA-Z0-9_]*, starts with "__", is "subject" or "reason", or repeats
+//   within a writer's labels.
 std::vector<ExposedFamily> exposed_families(std::span<const WriterMetrics> writers);
 
-// The families, each with HELP and TYPE lines and a sample per writer:
-//   jsonl_records_submitted_total, jsonl_records_written_total,
-//   jsonl_records_dropped_total{reason="<name>"} for each of drop_reasons,
-//   jsonl_records_sanitized_total, jsonl_lines_written_total, jsonl_bytes_written_total,
-//   jsonl_appends_total, jsonl_files_started_total, jsonl_directories_recreated_total
-//   (counters); jsonl_queue_depth, jsonl_submits_waiting_for_room and
-//   jsonl_last_append_timestamp_seconds (gauges; the last only for writers that have
-//   appended). Several writers go in one call: a family may appear only once in an
-//   exposition. Label values are escaped as the format requires. Throws
-//   std::invalid_argument for a label name that is not [a-zA-Z_][a-zA-Z0-9_]*, starts
-//   with "__", is "subject" or "reason", or repeats within a writer's labels.
+// The families of exposed_families(writers), each with HELP and TYPE lines. Several
+// writers go in one call: a family may appear only once in an exposition. Label values
+// are escaped as the format requires. Throws as exposed_families does.
 std::string prometheus_text(std::span<const WriterMetrics> writers);
 
 // One writer's exposition.

@@ -125,6 +125,8 @@ class Server final : public ServerContext {
   const ServeOptions& options_;
   SimulatedModel model_;
   std::unique_ptr<jsonl_recording::RequestRecorder> recorder_;
+  // After the recorder it reads, before the context whose connections count themselves
+  // out of it as they are destroyed.
   ServerMetrics metrics_{*recorder_};
   std::atomic<bool> stopping_{false};
   // Connections unregister as they go, so the registry outlives the context.

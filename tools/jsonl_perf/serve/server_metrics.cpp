@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "server_metrics.hpp"
+#include "request_recorder.hpp"
 #include "recording_destination.hpp"
 
 import jsonl.prometheus;
@@ -26,7 +27,7 @@ prometheus::Counter& counter(prometheus::Registry& registry, const char* name, c
 }  // namespace
 
 ServerMetrics::ServerMetrics(const jsonl_recording::RequestRecorder& recorder)
-    : writers_(std::make_shared<jsonl::WritersCollectable>([&recorder] {
+    : writers_(std::make_unique<jsonl::WritersCollectable>([&recorder] {
         const jsonl_recording::RecordingDestination* destination = recorder.destination();
         return destination ? destination->writer_metrics() : std::vector<jsonl::WriterMetrics>{};
       })),
@@ -64,7 +65,9 @@ void ServerMetrics::refused(Refusal reason) { refused_[std::size_t(reason)]->Inc
 void ServerMetrics::ended(Route route, Ending ending) { endings_[std::size_t(route)][std::size_t(ending)]->Increment(); }
 
 std::string ServerMetrics::text() const {
+  // Recording off (or into spdlog), the writers' families have no samples: left out.
   std::vector<prometheus::MetricFamily> families = writers_->Collect();
+  std::erase_if(families, [](const prometheus::MetricFamily& family) { return family.metric.empty(); });
   for (prometheus::MetricFamily& family : registry_.Collect()) families.push_back(std::move(family));
   return prometheus::TextSerializer().Serialize(families);
 }

@@ -12,7 +12,10 @@
 #include <string>
 
 #include "openai.hpp"
-#include "request_recorder.hpp"
+
+namespace jsonl_recording {
+class RequestRecorder;
+}
 
 namespace jsonl_perf::serve {
 
@@ -34,7 +37,7 @@ class ServerMetrics {
   void refused(Refusal reason);
   void ended(Route route, Ending ending);
 
-  // The exposition in the text format (version 0.0.4): the writers' families, then the
+  // The exposition in Prometheus's text format: the writers' families, then the
   // server's.
   std::string text() const;
 
@@ -42,7 +45,7 @@ class ServerMetrics {
   using Endings = std::array<prometheus::Counter*, std::size_t(Ending::count)>;
 
   prometheus::Registry registry_;
-  std::shared_ptr<prometheus::Collectable> writers_;
+  std::unique_ptr<prometheus::Collectable> writers_;
   prometheus::Counter& connections_;
   prometheus::Gauge& connections_open_;
   std::array<prometheus::Counter*, std::size_t(Refusal::count)> refused_;
