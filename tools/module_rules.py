@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 """Checks three rules of C++20 modules that clang 19 does not enforce and GCC does:
 
-1. Includes before imports. In a translation unit, no `#include` follows the first
-   `import` or module declaration, with project headers followed transitively: a
-   header that imports must be included last, or import nothing. GCC rejects an
-   include that brings new declarations after an import (GCC bug 99000) and accepts
-   one whose declarations were all seen before, so an order that builds today breaks
-   when an include changes; the rule is kept whatever the headers hold.
+1. No header from outside the project first included after an import. In a translation
+   unit, once the first `import` or module declaration is seen, an `#include` may only
+   repeat an outside header the unit already included (its guard makes it empty), or
+   bring a project header that no module unit's global module fragment includes, whose
+   own includes obey the same rule (project headers are followed transitively). GCC
+   rejects an include that brings declarations an imported module's global module
+   fragment also holds (GCC bug 99000), and accepts one whose declarations were all
+   seen before; an outside header is not followed, so whatever it holds is assumed to
+   clash, and a header that builds today cannot break when an outside header changes.
 2. Every interface partition (`export module M:p;`) is exported by its module's
    primary interface (`export import :p;`), as [module.unit]/3 requires.
 3. No macro defined in a module unit's global module fragment. A macro there changes
@@ -91,10 +94,12 @@ def resolve(unit, including_file, delimiter, name, source_root):
     return None
 
 
-def include_breaches(unit, source_root):
-    """`file:line: ...` for every include that follows an import in the unit."""
+def include_breaches(unit, source_root, fragment_headers):
+    """`file:line: ...` for every include after an import that could bring a declaration
+    an imported module's global module fragment holds."""
     breaches = []
     expanded = set()
+    outside_seen = set()
     first_import = None
 
     def walk(path, chain):
@@ -110,17 +115,48 @@ def include_breaches(unit, source_root):
             if not include:
                 continue
             delimiter, name = include.groups()
-            if first_import is not None:
-                spelled = f"{delimiter}{name}{'>' if delimiter == '<' else delimiter}"
-                via = "".join(f" (included from {c})" for c in reversed(chain))
-                breaches.append(f"{where}: #include {spelled} after the import or module declaration at {first_import}{via}")
-                continue
+            spelled = f"{delimiter}{name}{'>' if delimiter == '<' else delimiter}"
             header = resolve(unit, path, delimiter, name, source_root)
-            if header is not None and header not in expanded:
+            if header is None:
+                if first_import is not None and spelled not in outside_seen:
+                    via = "".join(f" (included from {c})" for c in reversed(chain))
+                    breaches.append(f"{where}: #include {spelled} after the import or module declaration at "
+                                    f"{first_import}{via}")
+                outside_seen.add(spelled)
+            elif header not in expanded:
+                if first_import is not None and header in fragment_headers:
+                    via = "".join(f" (included from {c})" for c in reversed(chain))
+                    breaches.append(f"{where}: #include {spelled}, which a global module fragment includes, after "
+                                    f"the import or module declaration at {first_import}{via}")
+                    continue
                 walk(header, chain + [where])
 
     walk(unit.file, [])
     return breaches
+
+
+def fragment_includes(unit, source_root):
+    """The project headers a module unit's global module fragment brings, transitively."""
+    found = set()
+
+    def walk(path, in_fragment):
+        for _, line in code_lines(path):
+            if path == unit.file:
+                if GLOBAL_MODULE_FRAGMENT.match(line):
+                    in_fragment = True
+                    continue
+                if MODULE_DECLARATION.match(line):
+                    return
+            include = INCLUDE.match(line)
+            if not include or not in_fragment:
+                continue
+            header = resolve(unit, path, include.group(1), include.group(2), source_root)
+            if header is not None and header not in found:
+                found.add(header)
+                walk(header, True)
+
+    walk(unit.file, False)
+    return found
 
 
 DEFINE = re.compile(r'^\s*#\s*define\s+(\w+)')
@@ -179,7 +215,8 @@ def main():
     found = units(compile_commands, source_root)
     if not found:
         sys.exit(f"module_rules: no translation unit under {source_root} in {compile_commands}")
-    breaches = [b for unit in found for b in include_breaches(unit, source_root)]
+    fragment_headers = set().union(*(fragment_includes(unit, source_root) for unit in found))
+    breaches = [b for unit in found for b in include_breaches(unit, source_root, fragment_headers)]
     breaches += [b for unit in found for b in fragment_breaches(unit.file, source_root)]
     breaches += partition_breaches([unit.file for unit in found], source_root)
     for breach in breaches:

@@ -9,19 +9,20 @@
 #include <vector>
 
 #include "counted_heap.hpp"
-#include "recording_destination.hpp"
+
+import jsonl.recording;
 
 namespace json = boost::json;
-using jsonl_recording::RequestRecorder;
+using jsonl::recording::RequestRecorder;
 
 namespace {
 
 // Takes every line and record and lets it go at once, on the caller's thread.
-class Discarding final : public jsonl_recording::RecordingDestination {
+class Discarding final : public jsonl::recording::RecordingDestination {
  public:
   bool start() override { return true; }
   void close() override {}
-  bool trace(jsonl_recording::TraceLine) override { return true; }
+  bool trace(jsonl::recording::TraceLine) override { return true; }
   bool perf(jsonl::perf::PerfMetricsRecord) override { return true; }
   std::vector<jsonl::WriterMetrics> writer_metrics() const override { return {}; }
   std::string accounting_line() const override { return {}; }
@@ -34,7 +35,7 @@ BOOST_AUTO_TEST_SUITE(recording)
 BOOST_AUTO_TEST_CASE(recording_a_streamed_request_costs_its_thread_a_handful_of_allocations) {
   RequestRecorder recorder({}, std::make_unique<Discarding>());
   BOOST_REQUIRE(recorder.start());
-  jsonl_recording::Headers headers{{"Host", "127.0.0.1"},
+  jsonl::recording::Headers headers{{"Host", "127.0.0.1"},
                                    {"Content-Type", "application/json"},
                                    {"Authorization", "Bearer sk-not-a-real-key-but-long-enough"},
                                    {"User-Agent", "a-client-with-a-long-enough-name"}};
@@ -50,7 +51,7 @@ BOOST_AUTO_TEST_CASE(recording_a_streamed_request_costs_its_thread_a_handful_of_
   recorder.accept(request, std::move(body));
   recorder.first_token(request);
   for (int i = 0; i < 18; ++i) recorder.sent(request, frame);
-  recorder.finish(request, jsonl_recording::Outcome::completed, jsonl_recording::EngineReport{.request_id = 7});
+  recorder.finish(request, jsonl::recording::Outcome::completed, jsonl::recording::EngineReport{.request_id = 7});
   counted_heap::stop_counting();
 
   // The trace id, its copy for the request line, and the frames' one buffer.

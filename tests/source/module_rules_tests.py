@@ -58,16 +58,57 @@ class ModuleRules(unittest.TestCase):
         self.assertEqual(code, 1)
         self.assertEqual(out, "a.cpp:4: #include <vector> after the import or module declaration at a.cpp:3\n")
 
-    def test_an_include_after_a_header_that_imports_is_a_breach(self):
+    def test_an_outside_header_after_a_header_that_imports_is_a_breach(self):
         self.unit("src/a.cpp", """
             #include "imports.hpp"
-            #include "plain.hpp"
+            #include <vector>
             """, include_dirs=["include"])
         self.write("include/imports.hpp", "#pragma once\n#include <string>\nimport m;\n")
-        self.write("include/plain.hpp", "#pragma once\n")
         code, out = self.check()
         self.assertEqual(code, 1)
-        self.assertEqual(out, 'src/a.cpp:3: #include "plain.hpp" after the import or module declaration at include/imports.hpp:3\n')
+        self.assertEqual(out, 'src/a.cpp:3: #include <vector> after the import or module declaration at include/imports.hpp:3\n')
+
+    def test_an_outside_header_repeated_after_an_import_passes(self):
+        self.unit("a.cpp", """
+            #include <string>
+            import m;
+            #include <string>
+            """)
+        self.assertEqual(self.check(), (0, ""))
+
+    def test_a_project_header_after_an_import_passes_when_it_brings_no_new_outside_header(self):
+        self.unit("a.cpp", """
+            #include <string>
+            import m;
+            #include "plain.hpp"
+            """)
+        self.write("plain.hpp", "#pragma once\n#include <string>\nimport m;\nstruct Plain { std::string name; };\n")
+        self.assertEqual(self.check(), (0, ""))
+
+    def test_a_project_header_after_an_import_that_brings_a_new_outside_header_is_a_breach(self):
+        self.unit("a.cpp", """
+            import m;
+            #include "plain.hpp"
+            """)
+        self.write("plain.hpp", "#pragma once\n#include <vector>\n")
+        code, out = self.check()
+        self.assertEqual(code, 1)
+        self.assertEqual(out, "plain.hpp:2: #include <vector> after the import or module declaration at a.cpp:2 (included from a.cpp:3)\n")
+
+    def test_a_project_header_a_global_module_fragment_includes_is_a_breach_after_an_import(self):
+        self.unit("m.cppm", """
+            module;
+            #include "shared.hpp"
+            export module m;
+            """)
+        self.unit("a.cpp", """
+            import m;
+            #include "shared.hpp"
+            """)
+        self.write("shared.hpp", "#pragma once\nstruct Shared {};\n")
+        code, out = self.check()
+        self.assertEqual(code, 1)
+        self.assertEqual(out, 'a.cpp:3: #include "shared.hpp", which a global module fragment includes, after the import or module declaration at a.cpp:2\n')
 
     def test_a_header_that_includes_after_its_import_is_a_breach_where_included(self):
         self.unit("a.cpp", '#include "late.hpp"\n')

@@ -104,7 +104,7 @@ void request_trace(std::size_t count, std::size_t k, const std::filesystem::path
   options.durability.enabled = false;
   options.compression = jsonl::Compression::zstd(level);
   options.batch_size = 2 * k;
-  jsonl::RequestTraceWriter<jsonl::ArenaRecord> writer(options, jsonl::process_suffix());
+  jsonl::RequestTraceWriter<jsonl::recording::TraceLine> writer(options, jsonl::process_suffix());
   writer.start();
   jsonl_perf::TraceBuilder builder(7, 0);
   for (std::size_t i = 0; i < 2 * count; ++i) {

@@ -109,7 +109,7 @@ double trace_bytes_per_record(std::size_t count, const std::filesystem::path& di
   auto options = jsonl::request_trace_options(fresh_directory(directory), [](jsonl::LogLevel, std::string_view) {});
   options.durability.enabled = false;
   if (compressed) options.compression = jsonl::Compression::zstd(level);
-  jsonl::RequestTraceWriter<jsonl::ArenaRecord> writer(options, jsonl::process_suffix());
+  jsonl::RequestTraceWriter<jsonl::recording::TraceLine> writer(options, jsonl::process_suffix());
   writer.start();
   jsonl_perf::TraceBuilder builder(1, 0);
   for (std::size_t i = 0; i < count; ++i) writer.submit_wait(builder.next(double(i)));

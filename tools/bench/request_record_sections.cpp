@@ -19,9 +19,10 @@
 
 #include "measure.hpp"
 #include "openai.hpp"
-#include "request_recorder.hpp"
 #include "sections.hpp"
-#include "recording_destination.hpp"  // imports: after every other header
+#include "writer_threads.hpp"
+
+import jsonl.recording;
 
 namespace jsonl_bench {
 namespace {
@@ -29,9 +30,8 @@ namespace {
 namespace json = boost::json;
 using jsonl_perf::serve::Answer;
 using jsonl_perf::serve::Route;
-using jsonl_recording::RequestRecorder;
+using jsonl::recording::RequestRecorder;
 
-constexpr const char* writer_thread = "jsonl-writer";  // as the recording layer names them
 constexpr std::size_t tokens = 16;
 constexpr std::size_t burst_size = 16;
 
@@ -66,7 +66,7 @@ std::size_t counted(const std::string& line, const std::string& word) {
 // A request as `jsonl-perf client` sends one (its headers as the server reads them, a chat
 // body with a prompt of 20 to 400 words) and the frames serve streams back.
 struct ServedRequest {
-  jsonl_recording::Headers headers;
+  jsonl::recording::Headers headers;
   json::value body;
   std::vector<std::string> frames;
 };
@@ -102,12 +102,12 @@ ServedRequest served_request(std::mt19937_64& random) {
 void record_one(const RequestRecorder& recorder, ServedRequest served, std::int64_t request_id) {
   RequestRecorder::Request request = recorder.arrive("/v1/chat/completions", std::move(served.headers));
   recorder.accept(request, std::move(served.body));
-  const double arrival = jsonl_recording::steady_seconds();
+  const double arrival = jsonl::recording::steady_seconds();
   recorder.first_token(request);
   for (const std::string& frame : served.frames) recorder.sent(request, frame);
-  const double now = jsonl_recording::steady_seconds();
-  recorder.finish(request, jsonl_recording::Outcome::completed,
-                  jsonl_recording::EngineReport{.request_id = request_id,
+  const double now = jsonl::recording::steady_seconds();
+  recorder.finish(request, jsonl::recording::Outcome::completed,
+                  jsonl::recording::EngineReport{.request_id = request_id,
                                                 .arrival_time = arrival,
                                                 .first_scheduled_time = arrival,
                                                 .first_token_time = arrival,
@@ -130,10 +130,13 @@ struct LoopCost {
 // serve's is by default; the writers' CPU taken once every record is written.
 LoopCost request_loop(const std::filesystem::path& directory, bool durable_traces, std::size_t count, double rate) {
   std::filesystem::remove_all(directory);
-  RequestRecorder recorder(jsonl_recording::RecorderOptions{.output_dir = directory, .durable_traces = durable_traces});
+  RequestRecorder recorder(jsonl::recording::RecorderOptions{
+      .output_dir = directory,
+      .durable_traces = durable_traces,
+      .on_writer_thread_start = jsonl_perf::serve::writer_thread_start(0)});
   recorder.start();
   std::mt19937_64 random(7);
-  const double writers_before = double(threads_cpu_ns(writer_thread));
+  const double writers_before = double(threads_cpu_ns(jsonl_perf::serve::writer_thread_name));
   std::uint64_t recording_ns = 0;
   const auto start = Clock::now();
   // A burst of requests at a time, each built just before it is recorded (as a server's
@@ -159,7 +162,7 @@ LoopCost request_loop(const std::filesystem::path& directory, bool durable_trace
   while (!settled() && Clock::now() - start < std::chrono::seconds(60)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  cost.writers_us = (double(threads_cpu_ns(writer_thread)) - writers_before) / 1e3 / double(count);
+  cost.writers_us = (double(threads_cpu_ns(jsonl_perf::serve::writer_thread_name)) - writers_before) / 1e3 / double(count);
   recorder.close();
   const std::string line = recorder.accounting_line();
   cost.lost = counted(line, "unknown") + counted(line, "dropped") + (3 * count - counted(line, "submitted"));

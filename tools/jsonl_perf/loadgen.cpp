@@ -38,7 +38,7 @@ double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-using TraceWriter = jsonl::RequestTraceWriter<jsonl::ArenaRecord>;
+using TraceWriter = jsonl::RequestTraceWriter<jsonl::recording::TraceLine>;
 
 // What each writer's producers build: performance records (typed, or the raw JSON
 // record each stands for, built in an arena), or request traces.
@@ -60,7 +60,7 @@ void submit(jsonl::ArenaPerfMetricsJsonlWriter& writer, const jsonl::perf::PerfM
   json.value() = jsonl::to_json_value(record, json.storage());
   writer.submit(std::move(json));
 }
-void submit(TraceWriter& writer, jsonl::TraceRecord<jsonl::ArenaRecord> record) { writer.submit(std::move(record)); }
+void submit(TraceWriter& writer, jsonl::TraceRecord<jsonl::recording::TraceLine> record) { writer.submit(std::move(record)); }
 
 template <class Writer>
 void produce(Writer& writer, const LoadgenOptions& options, unsigned index, Clock::time_point start,

@@ -18,6 +18,11 @@ namespace jsonl_perf {
 namespace {
 
 namespace json = boost::json;
+using jsonl::recording::Outcome;
+using jsonl::recording::RequestLine;
+using jsonl::recording::ResponseLine;
+using jsonl::recording::Termination;
+using jsonl::recording::TraceLine;
 
 constexpr std::array<std::string_view, 6> prompts{
     "Summarize this paragraph in one sentence, please.",
@@ -35,8 +40,6 @@ constexpr std::array<std::string_view, 6> answers{
     "\u041a\u044d\u0448 \u0445\u0440\u0430\u043d\u0438\u0442 \u0447\u0430\u0441\u0442\u043e "
     "\u043d\u0443\u0436\u043d\u044b\u0435 \u0434\u0430\u043d\u043d\u044b\u0435.",
     "Silicon rivers / tensors cascade through the night / cache lines hum softly"};
-// datetime.now(timezone.utc).isoformat(): "2026-09-03T14:05:09.123456+00:00".
-constexpr std::string_view python_isoformat = "%Y-%m-%dT%H:%M:%S.%f+00:00";
 constexpr std::array<std::string_view, 4> sessions{"conv-1f3a", "  user 42/chat ", "", "caf\u00e9-session"};
 
 // The answer streamed as OpenAI-style chat.completion.chunk events, a word a frame.
@@ -65,61 +68,52 @@ TraceBuilder::TraceBuilder(std::uint64_t seed, std::uint64_t stream)
 
 std::size_t TraceBuilder::pick(std::size_t count) { return random_() % count; }
 
-jsonl::TraceRecord<jsonl::ArenaRecord> TraceBuilder::next(double server_arrival_time) {
+jsonl::TraceRecord<TraceLine> TraceBuilder::next(double server_arrival_time) {
   return pending_ ? response() : request(server_arrival_time);
 }
 
-jsonl::TraceRecord<jsonl::ArenaRecord> TraceBuilder::request(double server_arrival_time) {
-  const auto now = std::chrono::system_clock::now();
-  pending_ = Pending{jsonl::make_trace_id(), jsonl::sanitize_session_key(sessions[pick(sessions.size())]),
-                     stream_ * 1'000'000'000ull + ++sequence_, pick(answers.size())};
-  const std::vector<std::pair<std::string, std::string>> headers{
-      {"host", "localhost:8000"},
-      {"content-type", "application/json"},
-      {"x-forwarded-for", "10.1.0." + std::to_string(pick(250))},
-      {"x-forwarded-for", "10.2.0." + std::to_string(pick(250))},
-      {"user-agent", "OpenAI/Python 1.51.0"}};
-  jsonl::ArenaRecord record = jsonl::ArenaRecord::make();
-  const json::storage_ptr storage = record.storage();
-  const std::size_t prompt = pending_->answer;
-  record.value() = json::value(
-      {{"event", "request"},
-       {"trace_id", pending_->trace_id},
-       {"session", pending_->session},
-       {"recorded_at", jsonl::utc_text(now, python_isoformat)},
-       {"server_arrival_time", server_arrival_time},
-       {"route", "/v1/chat/completions"},
-       {"status", "accepted"},
-       {"headers", jsonl::headers_json(headers, storage)},
-       {"body",
-        {{"model", "llama-3.1-8b-instruct"},
-         {"stream", true},
-         {"max_tokens", 64 + pick(512)},
-         {"messages", json::array{json::object{{"role", "system"}, {"content", "You are a helpful assistant."}},
-                                  json::object{{"role", "user"}, {"content", prompts[prompt]}}}}}}},
-      storage);
-  return {std::string(jsonl::trace_requests), std::move(record), now};
+jsonl::TraceRecord<TraceLine> TraceBuilder::request(double server_arrival_time) {
+  jsonl::recording::Headers headers{{"host", "localhost:8000"},
+                                    {"content-type", "application/json"},
+                                    {"x-forwarded-for", "10.1.0." + std::to_string(pick(250))},
+                                    {"x-forwarded-for", "10.2.0." + std::to_string(pick(250))},
+                                    {"user-agent", "OpenAI/Python 1.51.0"},
+                                    {"x-session-id", std::string(sessions[pick(sessions.size())])}};
+  const std::size_t answer = pick(answers.size());
+  json::value body = {{"model", "llama-3.1-8b-instruct"},
+                      {"stream", true},
+                      {"max_tokens", 64 + pick(512)},
+                      {"messages", json::array{json::object{{"role", "system"}, {"content", "You are a helpful assistant."}},
+                                               json::object{{"role", "user"}, {"content", prompts[answer]}}}}};
+  std::string session = jsonl::recording::session_of(headers, body);
+  pending_ = Pending{jsonl::make_trace_id(), session, std::int64_t(stream_ * 1'000'000'000ull + ++sequence_), answer};
+  return jsonl::recording::trace_record(RequestLine{.trace_id = pending_->trace_id,
+                                                    .session = std::move(session),
+                                                    .recorded_at = std::chrono::system_clock::now(),
+                                                    .server_arrival_time = server_arrival_time,
+                                                    .route = "/v1/chat/completions",
+                                                    .status = "accepted",
+                                                    .headers = std::move(headers),
+                                                    .body = std::move(body)});
 }
 
-jsonl::TraceRecord<jsonl::ArenaRecord> TraceBuilder::response() {
-  const Pending request = std::move(*pending_);
+// As an aggregated server records it by default: the engine's id as client_id and
+// disagg_request_id, and a hang-up's termination.
+jsonl::TraceRecord<TraceLine> TraceBuilder::response() {
+  Pending request = std::move(*pending_);
   pending_.reset();
-  const auto now = std::chrono::system_clock::now();
   const bool hung_up = pick(50) == 0;
-  jsonl::ArenaRecord record = jsonl::ArenaRecord::make();
-  record.value() = json::value(
-      {{"event", "response"},
-       {"trace_id", request.trace_id},
-       {"session", request.session},
-       {"finished_at", jsonl::utc_text(now, python_isoformat)},
-       {"status", hung_up ? "client_disconnected" : "completed"},
-       {"client_id", request.client_id},
-       {"disagg_request_id", nullptr},
-       {"ctx_request_id", nullptr},
-       {"response",
-        {{"kind", "sse_text"}, {"body", sse_frames("chatcmpl-" + request.trace_id.substr(3), answers[request.answer], hung_up)}}}},
-      record.storage());
-  return {std::string(jsonl::trace_responses), std::move(record), now};
+  std::string frames = sse_frames("chatcmpl-" + request.trace_id.substr(3), answers[request.answer], hung_up);
+  return jsonl::recording::trace_record(ResponseLine{
+      .trace_id = std::move(request.trace_id),
+      .session = std::move(request.session),
+      .finished_at = std::chrono::system_clock::now(),
+      .status = hung_up ? Outcome::client_disconnected : Outcome::completed,
+      .client_id = request.client_id,
+      .disagg_request_id = request.client_id,
+      .ctx_request_id = nullptr,
+      .termination = hung_up ? std::optional(Termination{"client_disconnected", "write failed"}) : std::nullopt,
+      .frames = std::move(frames)});
 }
 
 }  // namespace jsonl_perf

@@ -1,6 +1,7 @@
-// Request traces as a chat-completion server's hooks record them: a request line when
-// a request arrives (the body with non-ASCII text, repeated headers) and a response line
-// when it ends (the streamed reply as SSE frames; now and then a client that hung up).
+// Request traces as a chat-completion server records them through jsonl.recording: a
+// request line when a request arrives (the body with non-ASCII text, repeated headers) and
+// a response line when it ends (the streamed reply as SSE frames; now and then a client
+// that hung up). The lines are the recording layer's typed lines, spelt as a server's.
 module;
 
 #include <cstdint>
@@ -10,7 +11,7 @@ module;
 
 export module jsonl_perf.trace_builder;
 
-export import jsonl.request_trace;
+export import jsonl.recording;
 
 export namespace jsonl_perf {
 
@@ -19,11 +20,11 @@ class TraceBuilder {
   TraceBuilder(std::uint64_t seed, std::uint64_t stream);
 
   // The next trace line, made now: a request, then its response, in turn.
-  jsonl::TraceRecord<jsonl::ArenaRecord> next(double server_arrival_time);
+  jsonl::TraceRecord<jsonl::recording::TraceLine> next(double server_arrival_time);
 
  private:
-  jsonl::TraceRecord<jsonl::ArenaRecord> request(double server_arrival_time);
-  jsonl::TraceRecord<jsonl::ArenaRecord> response();
+  jsonl::TraceRecord<jsonl::recording::TraceLine> request(double server_arrival_time);
+  jsonl::TraceRecord<jsonl::recording::TraceLine> response();
   std::size_t pick(std::size_t count);
 
   std::mt19937_64 random_;
@@ -33,7 +34,7 @@ class TraceBuilder {
   struct Pending {
     std::string trace_id;
     std::string session;
-    std::uint64_t client_id;
+    std::int64_t client_id;
     std::size_t answer;
   };
   std::optional<Pending> pending_;

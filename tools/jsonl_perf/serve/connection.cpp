@@ -1,5 +1,3 @@
-#include "connection.hpp"
-
 #include <boost/asio/dispatch.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http.hpp>
@@ -8,6 +6,8 @@
 #include <chrono>
 #include <utility>
 
+#include "connection.hpp"
+
 namespace jsonl_perf::serve {
 namespace {
 
@@ -15,8 +15,8 @@ namespace net = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 namespace json = boost::json;
-using jsonl_recording::Outcome;
-using jsonl_recording::Termination;
+using jsonl::recording::Outcome;
+using jsonl::recording::Termination;
 using SteadyTime = std::chrono::steady_clock::time_point;
 
 SteadyTime steady_time(double seconds) {
@@ -91,7 +91,7 @@ void Connection::on_header(beast::error_code error) {
   const std::string_view path = target.substr(0, target.find('?'));
   if (request.method() == http::verb::post) {
     if (const std::optional<Route> route = route_at(path)) {
-      jsonl_recording::Headers headers;
+      jsonl::recording::Headers headers;
       for (const auto& field : request) headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
       generation_ = std::make_unique<InFlightRequest>();
       generation_->route = *route;
@@ -186,7 +186,7 @@ void Connection::generate(Route route) {
   g.plan = server_.model().plan(g.shape.prompt_bytes, g.shape.max_tokens, hop);
   const bool include_usage = g.shape.stream_options_given ? g.shape.include_usage : server_.recorder().recording();
   g.answer.emplace(route, g.shape.model, g.plan.prompt_tokens, g.plan.cached_tokens, include_usage);
-  g.engine_arrival = jsonl_recording::steady_seconds();
+  g.engine_arrival = jsonl::recording::steady_seconds();
   g.scheduled = g.engine_arrival + g.plan.queue_seconds;
   if (!g.shape.stream) return schedule_next_token();
   begin_stream([this] {
@@ -215,7 +215,7 @@ void Connection::begin_stream(Next next) {
 // GET: the two stamps of the reference's clock handshake, taken as the request is read
 // and as its answer goes out. POST {"offset": seconds}: what every later record adds.
 void Connection::answer_clock_probe() {
-  const double received = jsonl_recording::steady_seconds();
+  const double received = jsonl::recording::steady_seconds();
   const auto& request = parser_->get();
   if (request.method() == http::verb::post) {
     boost::system::error_code error;
@@ -228,7 +228,7 @@ void Connection::answer_clock_probe() {
     return respond_text(200, "application/json", "");
   }
   if (request.method() != http::verb::get) return respond_text(405, "application/json", R"({"detail":"Method Not Allowed"})");
-  const double transmitted = jsonl_recording::steady_seconds();
+  const double transmitted = jsonl::recording::steady_seconds();
   respond_text(200, "application/json",
                json::serialize(json::object{{"receive_ts", received}, {"transmit_ts", transmitted}}));
 }
@@ -246,7 +246,7 @@ void Connection::schedule_next_token() {
 
 void Connection::produce_token() {
   InFlightRequest& g = *generation_;
-  const double now = jsonl_recording::steady_seconds();
+  const double now = jsonl::recording::steady_seconds();
   if (!g.first_token) {
     g.first_token = now;
     server_.recorder().first_token(g.record);
@@ -294,7 +294,7 @@ json::value Connection::whole_answer() {
 MetricFields Connection::worker_metrics() {
   InFlightRequest& g = *generation_;
   const double offset = server_.recorder().steady_clock_offset();
-  const jsonl_recording::EngineReport report =
+  const jsonl::recording::EngineReport report =
       server_.model().report(g.plan, g.engine_arrival, g.scheduled, g.first_token, g.last_token);
   const auto shifted = [offset](std::optional<double> time) { return time ? std::optional(*time + offset) : time; };
   return metric_fields({.arrival_time = report.arrival_time + offset,
@@ -346,7 +346,7 @@ void Connection::finish(Outcome outcome, std::optional<Termination> termination,
     if (g.proxy->hop) g.proxy->hop->cancel();
     server_.recorder().finish(g.record, outcome, g.proxy->report, std::move(payload), std::move(termination));
   } else {
-    jsonl_recording::EngineReport report =
+    jsonl::recording::EngineReport report =
         server_.model().report(g.plan, g.engine_arrival, g.scheduled, g.first_token, g.last_token);
     if (g.disagg) {
       report.disagg_request_id = g.disagg->disagg_request_id;

@@ -22,6 +22,7 @@
 #include "proxy.hpp"
 #include "server.hpp"
 #include "server_metrics.hpp"
+#include "recording.hpp"
 
 namespace jsonl_perf::serve {
 
@@ -32,7 +33,7 @@ class ServerContext {
   virtual ~ServerContext() = default;
   virtual const ServeOptions& options() const = 0;
   virtual SimulatedModel& model() = 0;
-  virtual const jsonl_recording::RequestRecorder& recorder() const = 0;
+  virtual const jsonl::recording::RequestRecorder& recorder() const = 0;
   // A proxy's workers; null for a server that answers requests itself.
   virtual Upstreams* upstreams() = 0;
   virtual ServerMetrics& metrics() = 0;
@@ -72,9 +73,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // One chunk of the stream, recorded as sent when `recorded`, then `next`.
   void write_frame(std::string frame, bool recorded, Next next);
   // The end of the chunked body; the request ends as `outcome` once it is out.
-  void end_stream(jsonl_recording::Outcome outcome = jsonl_recording::Outcome::completed,
-                  std::optional<jsonl_recording::Termination> termination = std::nullopt);
-  void finish(jsonl_recording::Outcome outcome, std::optional<jsonl_recording::Termination> termination,
+  void end_stream(jsonl::recording::Outcome outcome = jsonl::recording::Outcome::completed,
+                  std::optional<jsonl::recording::Termination> termination = std::nullopt);
+  void finish(jsonl::recording::Outcome outcome, std::optional<jsonl::recording::Termination> termination,
               std::optional<boost::json::value> payload = std::nullopt);
   void respond_text(unsigned status, std::string content_type, std::string body, bool close = false,
                     const MetricFields& fields = {}, std::function<void(bool)> written = nullptr);
@@ -87,7 +88,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void on_generation_head(std::shared_ptr<Hop> hop, std::optional<HopFailure> failed);
   void relay(std::shared_ptr<Hop> hop);
   void relay_events(std::shared_ptr<Hop> hop, std::string events);
-  void fail_upstream(unsigned status, std::string message, jsonl_recording::Termination termination);
+  void fail_upstream(unsigned status, std::string message, jsonl::recording::Termination termination);
   void after_response(bool close);
   void close_now();
 
@@ -105,7 +106,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
 // headers (arrival) to its last byte.
 struct Connection::InFlightRequest {
   Route route = Route::chat_completions;
-  jsonl_recording::RequestRecorder::Request record;
+  jsonl::recording::RequestRecorder::Request record;
   RequestShape shape;
   Plan plan;
   std::optional<Answer> answer;

@@ -1,9 +1,9 @@
-#include "disaggregation.hpp"
-
 #include <boost/json.hpp>
 
 #include <charconv>
 #include <cstdio>
+
+#include "disaggregation.hpp"
 
 namespace jsonl_perf::serve {
 namespace {
@@ -121,12 +121,12 @@ std::string metrics_event(const MetricFields& fields) {
   return "event: " + std::string(metrics_event_name) + "\ndata: " + json::serialize(data) + "\n\n";
 }
 
-std::optional<jsonl_recording::HopTimes> read_metric_fields(
+std::optional<jsonl::recording::HopTimes> read_metric_fields(
     const std::function<std::optional<std::string>(std::string_view)>& field) {
   const std::optional<std::string> start_end = field(start_end_time_field);
   const std::optional<std::string> timing = field(server_timing_field);
   if (!start_end && !timing) return std::nullopt;
-  jsonl_recording::HopTimes times;
+  jsonl::recording::HopTimes times;
   for_each_item(start_end.value_or(""), ";ts=", [&](std::string_view name, double value) {
     if (name == "server-start") times.arrival_time = value;
     if (name == "server-end") times.last_token_time = value;
@@ -142,7 +142,7 @@ std::optional<jsonl_recording::HopTimes> read_metric_fields(
   return times;
 }
 
-std::optional<jsonl_recording::HopTimes> read_metrics_event(std::string_view event) {
+std::optional<jsonl::recording::HopTimes> read_metrics_event(std::string_view event) {
   const std::size_t data = event.find("data: ");
   if (data == std::string_view::npos) return std::nullopt;
   std::string_view payload = event.substr(data + 6);

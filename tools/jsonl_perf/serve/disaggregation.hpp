@@ -16,8 +16,9 @@
 #include <string_view>
 #include <utility>
 #include <vector>
+#include "recording.hpp"
 
-#include "request_recorder.hpp"
+
 
 namespace jsonl_perf::serve {
 
@@ -62,10 +63,10 @@ std::string metrics_event(const MetricFields& fields);
 
 // What a proxy reads back from a worker's fields (looked up by name, case-insensitive;
 // empty when absent): the hop's times, or nothing when the worker sent none.
-std::optional<jsonl_recording::HopTimes> read_metric_fields(
+std::optional<jsonl::recording::HopTimes> read_metric_fields(
     const std::function<std::optional<std::string>(std::string_view)>& field);
 // The fields of a metrics event's data (`{"Server-Timing": ..., ...}`).
-std::optional<jsonl_recording::HopTimes> read_metrics_event(std::string_view event);
+std::optional<jsonl::recording::HopTimes> read_metrics_event(std::string_view event);
 
 // Whether one whole server-sent event (without its blank line) is the metrics event.
 bool is_metrics_event(std::string_view event);

@@ -1,10 +1,10 @@
-#include "model.hpp"
-
 #include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
+
+#include "model.hpp"
 
 namespace jsonl_perf::serve {
 namespace {
@@ -87,7 +87,7 @@ double Distribution::draw_seconds(std::mt19937_64& random) const {
 }
 
 SimulatedModel::SimulatedModel(ModelOptions options)
-    : options_(std::move(options)), started_(jsonl_recording::steady_seconds()), random_(options_.seed) {}
+    : options_(std::move(options)), started_(jsonl::recording::steady_seconds()), random_(options_.seed) {}
 
 Plan SimulatedModel::plan(std::size_t prompt_bytes, std::optional<std::int64_t> max_tokens, HopType hop) {
   const std::int64_t asked = std::clamp<std::int64_t>(max_tokens.value_or(options_.default_max_tokens), 1,
@@ -122,12 +122,12 @@ std::int64_t SimulatedModel::iteration(double at) const {
   return static_cast<std::int64_t>(std::max(0.0, at - started_) / seconds_per_iteration);
 }
 
-jsonl_recording::EngineReport SimulatedModel::report(const Plan& plan, double arrival, double scheduled,
+jsonl::recording::EngineReport SimulatedModel::report(const Plan& plan, double arrival, double scheduled,
                                                      std::optional<double> first_token,
                                                      std::optional<double> last_token) const {
   const auto blocks = [](std::int64_t tokens) { return (tokens + tokens_per_block - 1) / tokens_per_block; };
   const std::int64_t produced = first_token ? static_cast<std::int64_t>(plan.tokens.size()) : 0;
-  jsonl_recording::EngineReport report{.request_id = plan.request_id,
+  jsonl::recording::EngineReport report{.request_id = plan.request_id,
                                        .arrival_time = arrival,
                                        .first_scheduled_time = scheduled,
                                        .first_token_time = first_token,

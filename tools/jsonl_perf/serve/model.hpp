@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "disaggregation.hpp"
-#include "request_recorder.hpp"
+#include "recording.hpp"
+
 
 namespace jsonl_perf::serve {
 
@@ -74,7 +75,7 @@ class SimulatedModel {
 
   // The engine's report of a request that was scheduled at `scheduled` and produced its
   // first and last tokens at those times (seconds on the steady clock).
-  jsonl_recording::EngineReport report(const Plan& plan, double arrival, double scheduled,
+  jsonl::recording::EngineReport report(const Plan& plan, double arrival, double scheduled,
                                        std::optional<double> first_token, std::optional<double> last_token) const;
 
   const ModelOptions& options() const { return options_; }

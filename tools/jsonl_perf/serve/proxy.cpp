@@ -1,5 +1,3 @@
-#include "proxy.hpp"
-
 #include <boost/asio/connect.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
@@ -8,7 +6,7 @@
 #include <ostream>
 #include <stdexcept>
 
-#include "request_recorder.hpp"
+#include "proxy.hpp"
 #include "url.hpp"
 
 namespace jsonl_perf::serve {
@@ -91,9 +89,9 @@ void Upstreams::align_clocks(std::ostream& log) {
     for (const Worker& worker : *workers) {
       try {
         const auto probe = [&] {
-          const double originate = jsonl_recording::steady_seconds();
+          const double originate = jsonl::recording::steady_seconds();
           const auto response = exchange(context, worker, http::verb::get, "/steady_clock_offset", "");
-          const double destination = jsonl_recording::steady_seconds();
+          const double destination = jsonl::recording::steady_seconds();
           const json::value stamps = json::parse(response.body());
           const double receive = stamps.at("receive_ts").to_number<double>();
           const double transmit = stamps.at("transmit_ts").to_number<double>();

@@ -18,7 +18,8 @@
 #include <vector>
 
 #include "hop.hpp"
-#include "request_recorder.hpp"
+#include "recording.hpp"
+
 
 namespace jsonl_perf::serve {
 
@@ -31,7 +32,7 @@ struct ProxyOptions {
 // One request on its way through the proxy.
 struct ProxyState {
   boost::json::value client_body;
-  jsonl_recording::ProxyReport report;
+  jsonl::recording::ProxyReport report;
   std::shared_ptr<Hop> hop;  // the hop under way
   std::string pending;       // the generation worker's bytes not yet a whole event
 };

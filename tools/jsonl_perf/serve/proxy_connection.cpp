@@ -10,8 +10,8 @@ namespace {
 
 namespace beast = boost::beast;
 namespace json = boost::json;
-using jsonl_recording::Outcome;
-using jsonl_recording::Termination;
+using jsonl::recording::Outcome;
+using jsonl::recording::Termination;
 
 // The first choice's object of a chat or completion answer, if it has one.
 json::object* first_choice(json::value& answer) {
@@ -48,7 +48,7 @@ void Connection::forward() {
   ProxyState& p = *g.proxy;
   Upstreams& upstreams = *server_.upstreams();
   p.report.disagg_request_id = upstreams.next_disagg_request_id();
-  p.report.ctx_dispatch_time = jsonl_recording::steady_seconds();
+  p.report.ctx_dispatch_time = jsonl::recording::steady_seconds();
   const Worker& worker = upstreams.next_context();
   p.report.ctx_server = worker.name;
   json::object body = p.client_body.as_object();
@@ -201,7 +201,7 @@ void Connection::relay(std::shared_ptr<Hop> hop) {
 void Connection::relay_events(std::shared_ptr<Hop> hop, std::string events) {
   InFlightRequest& g = *generation_;
   if (!g.first_token && event_carries_token(g.route, events)) {
-    g.first_token = jsonl_recording::steady_seconds();
+    g.first_token = jsonl::recording::steady_seconds();
     server_.recorder().first_token(g.record);
   }
   const bool done = hop->body_done();

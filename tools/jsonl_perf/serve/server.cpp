@@ -71,7 +71,7 @@ class Server final : public ServerContext {
 
   const ServeOptions& options() const override { return options_; }
   SimulatedModel& model() override { return model_; }
-  const jsonl_recording::RequestRecorder& recorder() const override { return *recorder_; }
+  const jsonl::recording::RequestRecorder& recorder() const override { return *recorder_; }
   ServerMetrics& metrics() override { return metrics_; }
   Upstreams* upstreams() override { return upstreams_.get(); }
   bool stopping() const override { return stopping_.load(); }
@@ -124,7 +124,7 @@ class Server final : public ServerContext {
 
   const ServeOptions& options_;
   SimulatedModel model_;
-  std::unique_ptr<jsonl_recording::RequestRecorder> recorder_;
+  std::unique_ptr<jsonl::recording::RequestRecorder> recorder_;
   // After the recorder it reads, before the context whose connections count themselves
   // out of it as they are destroyed.
   ServerMetrics metrics_{*recorder_};

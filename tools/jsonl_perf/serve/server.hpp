@@ -1,6 +1,6 @@
 // `jsonl-perf serve`: an OpenAI-compatible HTTP/1.1 server on Boost.Beast whose model is
 // simulated and whose recording is the reference server's, through
-// jsonl_recording::RequestRecorder. As a worker (role server, context or generation) it
+// jsonl::recording::RequestRecorder. As a worker (role server, context or generation) it
 // answers requests itself, running the hop a body's disaggregated_params name; as a proxy
 // it forwards each to a context worker, then to a generation worker.
 #pragma once
@@ -13,14 +13,15 @@
 
 #include "model.hpp"
 #include "proxy.hpp"
-#include "request_recorder.hpp"
+#include "recording.hpp"
+
 
 namespace jsonl_perf::serve {
 
 struct ServeOptions {
   std::string host = "127.0.0.1";
   unsigned short port = 8000;          // 0: any free port (the one taken is printed)
-  jsonl_recording::RecorderOptions recording;  // no output directory: nothing recorded
+  jsonl::recording::RecorderOptions recording;  // no output directory: nothing recorded
   bool record_with_spdlog = false;             // the serve benchmark's peer instead of the writers
   ModelOptions model;
   std::size_t body_limit = std::size_t{16} << 20;     // larger bodies get 413

@@ -7,8 +7,6 @@
 #include <vector>
 
 #include "server_metrics.hpp"
-#include "request_recorder.hpp"
-#include "recording_destination.hpp"
 
 import jsonl.prometheus;
 
@@ -26,9 +24,9 @@ prometheus::Counter& counter(prometheus::Registry& registry, const char* name, c
 
 }  // namespace
 
-ServerMetrics::ServerMetrics(const jsonl_recording::RequestRecorder& recorder)
+ServerMetrics::ServerMetrics(const jsonl::recording::RequestRecorder& recorder)
     : writers_(std::make_unique<jsonl::WritersCollectable>([&recorder] {
-        const jsonl_recording::RecordingDestination* destination = recorder.destination();
+        const jsonl::recording::RecordingDestination* destination = recorder.destination();
         return destination ? destination->writer_metrics() : std::vector<jsonl::WriterMetrics>{};
       })),
       connections_(counter(registry_, "jsonl_serve_connections_total", "Connections accepted.")),

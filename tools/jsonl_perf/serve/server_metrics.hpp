@@ -12,10 +12,8 @@
 #include <string>
 
 #include "openai.hpp"
+#include "recording.hpp"
 
-namespace jsonl_recording {
-class RequestRecorder;
-}
 
 namespace jsonl_perf::serve {
 
@@ -30,7 +28,7 @@ enum class Ending : std::size_t { rejected_400, completed, client_disconnected, 
 // thread. Lives no longer than the recorder it reads.
 class ServerMetrics {
  public:
-  explicit ServerMetrics(const jsonl_recording::RequestRecorder& recorder);
+  explicit ServerMetrics(const jsonl::recording::RequestRecorder& recorder);
 
   void connection_opened();
   void connection_closed();

@@ -8,7 +8,8 @@
 #include "../join.hpp"
 #include "client.hpp"
 #include "fleet.hpp"
-#include "server.hpp"
+#include "writer_threads.hpp"
+#include "server.hpp"  // imports: after every other header
 
 namespace jsonl_perf::serve {
 namespace {
@@ -31,8 +32,8 @@ struct ServerFlags {
   std::string compression = "none";
   std::string disagg_request_id = "engine";
   // The recording layer's own defaults, written once there.
-  unsigned linger_ms = static_cast<unsigned>(jsonl_recording::RecorderOptions{}.linger.count());
-  unsigned hold_ms = static_cast<unsigned>(jsonl_recording::RecorderOptions{}.hold_for.count());
+  unsigned linger_ms = static_cast<unsigned>(jsonl::recording::RecorderOptions{}.linger.count());
+  unsigned hold_ms = static_cast<unsigned>(jsonl::recording::RecorderOptions{}.hold_for.count());
   int writer_nice = 0;
 
   // Each may be given again: the last counts (a fleet's or a test's override).
@@ -96,7 +97,7 @@ struct ServerFlags {
     options.recording.engine_id_as_disagg_request_id = disagg_request_id == "engine";
     options.recording.linger = std::chrono::milliseconds(linger_ms);
     options.recording.hold_for = std::chrono::milliseconds(hold_ms);
-    options.recording.writer_nice = writer_nice;
+    options.recording.on_writer_thread_start = writer_thread_start(writer_nice);
     if (compression == "zstd") {
       options.recording.zstd_level = 1;
     } else if (compression.starts_with("zstd:")) {

@@ -8,14 +8,13 @@
 #include <string>
 
 #include "spdlog_destination.hpp"
-#include "recording_destination.hpp"
 
 namespace jsonl_perf::serve {
 namespace {
 
-class SpdlogDestination final : public jsonl_recording::RecordingDestination {
+class SpdlogDestination final : public jsonl::recording::RecordingDestination {
  public:
-  explicit SpdlogDestination(const jsonl_recording::RecorderOptions& options)
+  explicit SpdlogDestination(const jsonl::recording::RecorderOptions& options)
       : directory_(*options.output_dir), kind_(options.server_kind) {}
 
   bool start() override {
@@ -44,10 +43,10 @@ class SpdlogDestination final : public jsonl_recording::RecordingDestination {
     spdlog::shutdown();
   }
 
-  bool trace(jsonl_recording::TraceLine line) override {
+  bool trace(jsonl::recording::TraceLine line) override {
     std::string text;
-    jsonl_recording::append_trace_line(line, text);
-    (std::holds_alternative<jsonl_recording::RequestLine>(line) ? requests_ : responses_)->info(text);
+    jsonl::recording::append_trace_line(line, text);
+    (std::holds_alternative<jsonl::recording::RequestLine>(line) ? requests_ : responses_)->info(text);
     lines_.fetch_add(1, std::memory_order_relaxed);
     return true;  // overrun or not, spdlog does not say which line it lost
   }
@@ -83,9 +82,9 @@ class SpdlogDestination final : public jsonl_recording::RecordingDestination {
 
 }  // namespace
 
-std::unique_ptr<jsonl_recording::RequestRecorder> make_recorder(const jsonl_recording::RecorderOptions& options,
+std::unique_ptr<jsonl::recording::RequestRecorder> make_recorder(const jsonl::recording::RecorderOptions& options,
                                                                 bool with_spdlog) {
-  return std::make_unique<jsonl_recording::RequestRecorder>(
+  return std::make_unique<jsonl::recording::RequestRecorder>(
       options, with_spdlog && options.output_dir ? std::make_unique<SpdlogDestination>(options) : nullptr);
 }
 

@@ -4,15 +4,16 @@
 #pragma once
 
 #include <memory>
+#include "recording.hpp"
 
-#include "request_recorder.hpp"
+
 
 namespace jsonl_perf::serve {
 
 // A recorder into this project's writers, or with `with_spdlog` into spdlog's async
 // logger: lines into DIR/perf_metrics/perf_metrics-<kind>-spdlog.jsonl and
 // DIR/request_trace/{requests,responses}.jsonl (no hour buckets).
-std::unique_ptr<jsonl_recording::RequestRecorder> make_recorder(const jsonl_recording::RecorderOptions& options,
+std::unique_ptr<jsonl::recording::RequestRecorder> make_recorder(const jsonl::recording::RecorderOptions& options,
                                                                 bool with_spdlog);
 
 }  // namespace jsonl_perf::serve

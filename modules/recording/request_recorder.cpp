@@ -1,39 +1,19 @@
-// Headers before the modules: no #include may follow an import.
+module;
+
 #include <boost/json.hpp>
 
 #include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
 
-#include "trace_lines.hpp"
-#include "recording_destination.hpp"
+module jsonl.recording;
 
-import jsonl.request_trace;
-
-namespace jsonl_recording {
-namespace {
+namespace jsonl::recording {
 
 namespace json = boost::json;
-
-// The session a request's lines are stamped with: the client's own conversation id,
-// from the body's conversation_params or the usual session headers, sanitized.
-std::string session_of(const Headers& headers, const json::value& body) {
-  if (const json::object* object = body.if_object()) {
-    if (const json::value* params = object->if_contains("conversation_params")) {
-      if (const json::object* fields = params->if_object()) {
-        if (const json::value* id = fields->if_contains("conversation_id"); id && id->is_string()) {
-          return jsonl::sanitize_session_key(id->get_string());
-        }
-      }
-    }
-  }
-  for (const auto& [name, value] : headers) {
-    std::string lowered(name);
-    for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (lowered == "x-session-id" || lowered == "x-conversation-id") return jsonl::sanitize_session_key(value);
-  }
-  return jsonl::sanitize_session_key("");
-}
-
-}  // namespace
 
 RequestRecorder::RequestRecorder(RecorderOptions options, std::unique_ptr<RecordingDestination> destination)
     : destination_(std::move(destination)),
@@ -80,9 +60,9 @@ RequestRecorder::Request RequestRecorder::arrive(std::string route, Headers head
 void RequestRecorder::accept(Request& request, json::value body) const {
   request.accepted_ = true;
   if (!destination_ || !traces_) return;
-  request.trace_id_ = jsonl::make_trace_id();
+  request.trace_id_ = make_trace_id();
   request.session_ = session_of(request.headers_, body);
-  destination_->trace(request_line(request, request.trace_id_, request.session_, "accepted", std::move(body)));
+  hand_over(request_line(request, request.trace_id_, request.session_, "accepted", std::move(body)));
 }
 
 void RequestRecorder::reject(Request& request, json::value body, json::array errors,
@@ -90,10 +70,10 @@ void RequestRecorder::reject(Request& request, json::value body, json::array err
   request.finished_ = true;
   if (!destination_ || !traces_) return;
   std::string session = session_of(request.headers_, body);
-  RequestLine line = request_line(request, jsonl::make_trace_id(), std::move(session), "rejected_400", std::move(body));
+  RequestLine line = request_line(request, make_trace_id(), std::move(session), "rejected_400", std::move(body));
   line.validation_errors = json::value(std::move(errors));
   line.body_parse_error = std::move(parse_error);
-  destination_->trace(std::move(line));
+  hand_over(std::move(line));
 }
 
 void RequestRecorder::first_token(Request& request) const {
@@ -130,7 +110,7 @@ bool RequestRecorder::respond(Request& request, Outcome outcome, json::value cli
   } else {
     line.frames = std::move(request.frames_);
   }
-  destination_->trace(std::move(line));
+  hand_over(std::move(line));
   return true;
 }
 
@@ -147,7 +127,7 @@ void RequestRecorder::finish(Request& request, Outcome outcome, const EngineRepo
   // Every steady-clock time of the record moves onto the proxy's clock.
   const double offset = steady_clock_offset();
   const auto shifted = [offset](std::optional<double> time) { return time ? std::optional(*time + offset) : time; };
-  jsonl::perf::TimingMetrics timing{.arrival_time = engine.arrival_time + offset,
+  perf::TimingMetrics timing{.arrival_time = engine.arrival_time + offset,
                                     .first_scheduled_time = engine.first_scheduled_time + offset,
                                     .first_token_time = shifted(engine.first_token_time),
                                     .last_token_time = shifted(engine.last_token_time),
@@ -157,20 +137,20 @@ void RequestRecorder::finish(Request& request, Outcome outcome, const EngineRepo
                                     .server_arrival_time = request.server_arrival_time_ + offset,
                                     .server_first_token_time = shifted(request.server_first_token_time_)};
   const std::int64_t looked_up = engine.reused_blocks + engine.missed_blocks;
-  jsonl::perf::PhaseMetrics phase{
+  perf::PhaseMetrics phase{
       .first_iter = engine.first_iter,
       .last_iter = engine.last_iter,
       .timing_metrics = timing,
-      .kv_cache_metrics = jsonl::perf::KvCacheMetrics{
+      .kv_cache_metrics = perf::KvCacheMetrics{
           .num_total_allocated_blocks = engine.total_blocks,
           .num_new_allocated_blocks = engine.new_blocks,
           .num_reused_blocks = engine.reused_blocks,
           .num_missed_blocks = engine.missed_blocks,
           .kv_cache_hit_rate = looked_up == 0 ? 0.0 : double(engine.reused_blocks) / double(looked_up)}};
-  jsonl::perf::PerfMetricsRecord record{.request_id = engine.request_id, .phases = {.server = std::move(phase)}};
+  perf::PerfMetricsRecord record{.request_id = engine.request_id, .phases = {.server = std::move(phase)}};
   if (engine.ctx_request_id) record.ctx_request_id = *engine.ctx_request_id;
   if (engine.disagg_request_id) record.disagg_request_id = *engine.disagg_request_id;
-  destination_->perf(std::move(record));
+  hand_over(std::move(record));
 }
 
 void RequestRecorder::finish(Request& request, Outcome outcome, const ProxyReport& proxy,
@@ -183,41 +163,58 @@ void RequestRecorder::finish(Request& request, Outcome outcome, const ProxyRepor
   }
   // A hop's record as the reference's proxy makes it from the worker's metrics: the
   // proxy's id, and the times those fields carry.
-  const auto hop = [&](const std::optional<HopTimes>& times) -> std::optional<jsonl::perf::PhaseMetrics> {
+  const auto hop = [&](const std::optional<HopTimes>& times) -> std::optional<perf::PhaseMetrics> {
     if (!times) return std::nullopt;
-    return jsonl::perf::PhaseMetrics{.request_id = proxy.disagg_request_id,
-                                     .timing_metrics = jsonl::perf::TimingMetrics{
+    return perf::PhaseMetrics{.request_id = proxy.disagg_request_id,
+                                     .timing_metrics = perf::TimingMetrics{
                                          .arrival_time = times->arrival_time,
                                          .first_scheduled_time = times->first_scheduled_time,
                                          .first_token_time = times->first_token_time,
                                          .last_token_time = times->last_token_time}};
   };
-  jsonl::perf::PerfMetricsRecord record{
+  perf::PerfMetricsRecord record{
       .request_id = std::to_string(proxy.disagg_request_id),
       .phases = {.ctx = hop(proxy.ctx),
                  .gen = hop(proxy.gen),
-                 .disagg = jsonl::perf::DisaggPhase{
+                 .disagg = perf::DisaggPhase{
                      .ctx_server = proxy.ctx_server,
                      .gen_server = proxy.gen_server,
                      .timing_metrics = {.server_arrival_time = request.server_arrival_time_,
                                         .ctx_dispatch_time = proxy.ctx_dispatch_time,
                                         .server_first_token_time = *request.server_first_token_time_}}},
       .disagg_request_id = proxy.disagg_request_id};
-  destination_->perf(std::move(record));
+  hand_over(std::move(record));
+}
+
+void RequestRecorder::hand_over(TraceLine line) const {
+  bool taken = false;
+  try {
+    taken = destination_->trace(std::move(line));
+  } catch (...) {
+    // Counted below: a destination's fault is not the handler's.
+  }
+  if (!taken) refused_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void RequestRecorder::hand_over(perf::PerfMetricsRecord record) const {
+  bool taken = false;
+  try {
+    taken = destination_->perf(std::move(record));
+  } catch (...) {
+    // Counted below: a destination's fault is not the handler's.
+  }
+  if (!taken) refused_.fetch_add(1, std::memory_order_relaxed);
 }
 
 std::string RequestRecorder::accounting_line() const {
-  return destination_ ? destination_->accounting_line() : "recording off";
-}
-
-std::string iso_utc(std::int64_t microseconds_since_epoch) {
-  const std::chrono::system_clock::time_point at{std::chrono::microseconds(microseconds_since_epoch)};
-  return jsonl::utc_text(at, microseconds_since_epoch % 1'000'000 == 0 ? "%Y-%m-%dT%H:%M:%S+00:00"
-                                                                       : "%Y-%m-%dT%H:%M:%S.%f+00:00");
+  if (!destination_) return "recording off";
+  std::string line = destination_->accounting_line();
+  if (const std::uint64_t count = refused()) line += "; refused by the destination: " + std::to_string(count);
+  return line;
 }
 
 double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-}  // namespace jsonl_recording
+}  // namespace jsonl::recording

@@ -1,23 +1,27 @@
-// The request trace's two lines as typed records. A handler's thread only moves what it
-// already holds into them (the parsed body, the headers, the frames it sent); the text is
-// written where the line is written, on a writer's thread, so that nothing is built on
-// the request's thread for another thread to free.
+// The request trace's two lines as typed records, and their one spelling. A handler's
+// thread only moves what it already holds into them (the parsed body, the headers, the
+// frames it sent); the text is written where the line is written, on a writer's thread,
+// so that nothing is built on the request's thread for another thread to free.
 //
 // The keys are the reference server's, in its order: the stamps ahead of the headers and
 // the body, so that a reader finds them in a line's first characters whatever its size.
-#pragma once
+module;
 
 #include <boost/json/value.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
 
-#include "request_recorder.hpp"
+export module jsonl.recording:trace_lines;
 
-namespace jsonl_recording {
+import jsonl.request_trace;
+import :reports;
+
+export namespace jsonl::recording {
 
 // A request as the server took it ("accepted") or refused it ("rejected_400").
 struct RequestLine {
@@ -50,14 +54,40 @@ struct ResponseLine {
 
 using TraceLine = std::variant<RequestLine, ResponseLine>;
 
+// The session a request's lines are stamped with: the client's own conversation id,
+// from the body's conversation_params or the usual session headers, sanitized
+// (jsonl::sanitize_session_key; "_no_session" when it has none).
+std::string session_of(const Headers& headers, const boost::json::value& body);
+
 // The file a line goes to in its hour's bucket ("requests" or "responses"), and the
 // time it was made (the bucket's hour).
 std::string_view trace_kind(const TraceLine& line);
 std::chrono::system_clock::time_point made_at(const TraceLine& line);
+
+// `line` as the request-trace writer takes it: its kind and hour, and the line.
+TraceRecord<TraceLine> trace_record(TraceLine line);
 
 // Appends `line` as JSON text, without a newline, as json.dumps(ensure_ascii=False)
 // writes it. Returns whether invalid UTF-8 had to be replaced; throws
 // jsonl::MalformedRecord as a writer's format does (a NaN in a body).
 bool append_trace_line(const TraceLine& line, std::string& out);
 
-}  // namespace jsonl_recording
+// "2026-09-03T14:05:09.123456+00:00", as Python's datetime.isoformat() writes a UTC
+// time (no fraction when the microseconds are 0).
+std::string iso_utc(std::int64_t microseconds_since_epoch);
+
+// A trace line's text, written on the writer's thread: the payload format of
+// RequestTraceWriter<TraceLine>.
+class TraceLineFormat final : public RecordFormat<TraceLine> {
+ public:
+  explicit TraceLineFormat(JsonTextOptions) {}
+  bool append_line(TraceLine& line, std::string& out) const override;
+};
+
+}  // namespace jsonl::recording
+
+// The request-trace writer's payload format for the typed lines (TraceFormat composes it).
+template <>
+struct jsonl::format_for<jsonl::recording::TraceLine, jsonl::JsonLineFormat> {
+  using type = jsonl::recording::TraceLineFormat;
+};

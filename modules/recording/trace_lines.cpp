@@ -1,17 +1,22 @@
-// Headers before the modules: no #include may follow an import.
-#include "trace_lines.hpp"
+module;
 
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <cctype>
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 
-import jsonl.request_trace;
+module jsonl.recording;
 
-namespace jsonl_recording {
+namespace jsonl::recording {
 namespace {
+
+namespace json = boost::json;
 
 std::string_view status_name(Outcome outcome) {
   switch (outcome) {
@@ -25,35 +30,35 @@ std::string_view status_name(Outcome outcome) {
   return "error";
 }
 
-void time_member(jsonl::JsonTextStream& out, std::string_view key, std::chrono::system_clock::time_point at) {
+void time_member(JsonTextStream& out, std::string_view key, std::chrono::system_clock::time_point at) {
   out.key(key);
   out.string(iso_utc(std::chrono::floor<std::chrono::microseconds>(at).time_since_epoch().count()));
 }
 
-void string_member(jsonl::JsonTextStream& out, std::string_view key, std::string_view value) {
+void string_member(JsonTextStream& out, std::string_view key, std::string_view value) {
   out.key(key);
   out.string(value);
 }
 
-void value_member(jsonl::JsonTextStream& out, std::string_view key, const boost::json::value& value) {
+void value_member(JsonTextStream& out, std::string_view key, const json::value& value) {
   out.key(key);
   out.value(value);
 }
 
 // [["a","1"],["a","2"]]: ordered pairs, repeats kept, a credential's value redacted.
-void headers_member(jsonl::JsonTextStream& out, const Headers& headers) {
+void headers_member(JsonTextStream& out, const Headers& headers) {
   out.key("headers");
   out.begin_array();
   for (const auto& [name, value] : headers) {
     out.begin_array();
     out.string(name);
-    out.string(jsonl::is_credential_header(name) ? std::string_view("[redacted]") : std::string_view(value));
+    out.string(is_credential_header(name) ? std::string_view("[redacted]") : std::string_view(value));
     out.end_array();
   }
   out.end_array();
 }
 
-void write(jsonl::JsonTextStream& out, const RequestLine& line) {
+void write(JsonTextStream& out, const RequestLine& line) {
   string_member(out, "event", "request");
   string_member(out, "trace_id", line.trace_id);
   string_member(out, "session", line.session);
@@ -68,7 +73,7 @@ void write(jsonl::JsonTextStream& out, const RequestLine& line) {
   if (line.body_parse_error) string_member(out, "body_parse_error", *line.body_parse_error);
 }
 
-void write(jsonl::JsonTextStream& out, const ResponseLine& line) {
+void write(JsonTextStream& out, const ResponseLine& line) {
   string_member(out, "event", "response");
   string_member(out, "trace_id", line.trace_id);
   string_member(out, "session", line.session);
@@ -99,7 +104,7 @@ void write(jsonl::JsonTextStream& out, const ResponseLine& line) {
 }  // namespace
 
 std::string_view trace_kind(const TraceLine& line) {
-  return std::holds_alternative<RequestLine>(line) ? jsonl::trace_requests : jsonl::trace_responses;
+  return std::holds_alternative<RequestLine>(line) ? trace_requests : trace_responses;
 }
 
 std::chrono::system_clock::time_point made_at(const TraceLine& line) {
@@ -107,12 +112,48 @@ std::chrono::system_clock::time_point made_at(const TraceLine& line) {
   return std::get<ResponseLine>(line).finished_at;
 }
 
+TraceRecord<TraceLine> trace_record(TraceLine line) {
+  std::string kind(trace_kind(line));
+  const auto made = made_at(line);
+  return {std::move(kind), std::move(line), made};
+}
+
 bool append_trace_line(const TraceLine& line, std::string& out) {
-  jsonl::JsonTextStream stream(out, {.ensure_ascii = false});
+  JsonTextStream stream(out, {.ensure_ascii = false});
   stream.begin_object();
   std::visit([&](const auto& alternative) { write(stream, alternative); }, line);
   stream.end_object();
   return stream.sanitized();
 }
 
-}  // namespace jsonl_recording
+std::string session_of(const Headers& headers, const json::value& body) {
+  if (const json::object* object = body.if_object()) {
+    if (const json::value* params = object->if_contains("conversation_params")) {
+      if (const json::object* fields = params->if_object()) {
+        if (const json::value* id = fields->if_contains("conversation_id"); id && id->is_string()) {
+          return sanitize_session_key(id->get_string());
+        }
+      }
+    }
+  }
+  for (const auto& [name, value] : headers) {
+    std::string lowered(name);
+    for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    if (lowered == "x-session-id" || lowered == "x-conversation-id") return sanitize_session_key(value);
+  }
+  return sanitize_session_key("");
+}
+
+std::string iso_utc(std::int64_t microseconds_since_epoch) {
+  const std::chrono::system_clock::time_point at{std::chrono::microseconds(microseconds_since_epoch)};
+  return utc_text(at, microseconds_since_epoch % 1'000'000 == 0 ? "%Y-%m-%dT%H:%M:%S+00:00"
+                                                                : "%Y-%m-%dT%H:%M:%S.%f+00:00");
+}
+
+bool TraceLineFormat::append_line(TraceLine& line, std::string& out) const {
+  const bool sanitized = append_trace_line(line, out);
+  out += '\n';
+  return sanitized;
+}
+
+}  // namespace jsonl::recording

@@ -1,0 +1,54 @@
+// A toy server's request loop recording each request through jsonl.recording: the calls a
+// real handler makes, at the points it makes them. Records into DIR (default
+// "toy_server_out"): perf_metrics/ and request_trace/<hour>/, as the reference's server.
+#include <boost/json.hpp>
+
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+import jsonl.recording;
+
+namespace recording = jsonl::recording;
+
+int main(int argc, char** argv) {
+  recording::RequestRecorder recorder({.output_dir = argc > 1 ? argv[1] : "toy_server_out"});
+  if (!recorder.start()) return EXIT_FAILURE;  // it logged why
+
+  const std::vector<std::string> prompts{"tell me about caches", "", "why batch requests"};
+  std::int64_t next_engine_id = 1;
+  for (const std::string& prompt : prompts) {
+    // Headers read: the arrival is stamped before the body is parsed.
+    recording::RequestRecorder::Request request =
+        recorder.arrive("/v1/completions", {{"content-type", "application/json"}, {"x-session-id", "toy"}});
+    boost::json::value body = {{"model", "toy"}, {"prompt", prompt}, {"stream", true}};
+    if (prompt.empty()) {  // refused with 400: a request line, never a response line
+      recorder.reject(request, std::move(body),
+                      boost::json::array{{{"loc", {"body", "prompt"}}, {"type", "missing"}, {"msg", "empty"}}});
+      continue;
+    }
+    recorder.accept(request, std::move(body));
+
+    const double arrival = recording::steady_seconds();
+    std::istringstream words(prompt);
+    for (std::string word; words >> word;) {
+      recorder.first_token(request);  // stamps the first call only
+      recorder.sent(request, "data: {\"text\":\"" + word + "\"}\n\n");
+    }
+    recorder.sent(request, "data: [DONE]\n\n");
+    const double done = recording::steady_seconds();
+    recorder.finish(request, recording::Outcome::completed,
+                    recording::EngineReport{.request_id = next_engine_id++,
+                                            .arrival_time = arrival,
+                                            .first_scheduled_time = arrival,
+                                            .first_token_time = arrival,
+                                            .last_token_time = done});
+  }
+
+  recorder.close();
+  std::cout << recorder.accounting_line() << '\n';
+  return recorder.refused() == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}

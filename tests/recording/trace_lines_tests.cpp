@@ -1,0 +1,106 @@
+// The trace lines' one spelling (the reference server's keys, order and time format), the
+// session policy, and this project's writers as the default destination.
+#include <boost/test/unit_test.hpp>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "test_support.hpp"
+#include "recording.hpp"
+
+using namespace recording_test;
+
+namespace {
+
+// 2026-09-03T14:05:09 UTC.
+constexpr std::int64_t whole_second_us = 1788444309LL * 1'000'000;
+const std::chrono::system_clock::time_point at_whole_second{std::chrono::microseconds(whole_second_us)};
+
+std::string text_of(const TraceLine& line) {
+  std::string text;
+  append_trace_line(line, text);
+  return text;
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_SUITE(trace_lines)
+
+BOOST_AUTO_TEST_CASE(times_are_spelt_as_python_isoformat_with_no_fraction_on_a_whole_second) {
+  BOOST_TEST(iso_utc(whole_second_us) == "2026-09-03T14:05:09+00:00");
+  BOOST_TEST(iso_utc(whole_second_us + 120) == "2026-09-03T14:05:09.000120+00:00");
+}
+
+BOOST_AUTO_TEST_CASE(a_request_line_has_the_reference_keys_in_its_order_and_no_credential) {
+  const RequestLine line{.trace_id = "tr_0123",
+                         .session = "conv_7_a",
+                         .recorded_at = at_whole_second,
+                         .server_arrival_time = 12.5,
+                         .route = "/v1/chat/completions",
+                         .status = "accepted",
+                         .headers = chat_headers,
+                         .body = json::parse(R"({"model":"m","prompt":"caf\u00e9"})")};
+  BOOST_TEST(text_of(line) ==
+             R"({"event":"request","trace_id":"tr_0123","session":"conv_7_a",)"
+             R"("recorded_at":"2026-09-03T14:05:09+00:00","server_arrival_time":12.5,)"
+             R"("route":"/v1/chat/completions","status":"accepted",)"
+             R"("headers":[["host","127.0.0.1:8000"],["content-type","application/json"],)"
+             R"(["authorization","[redacted]"],["x-session-id","conv 7/a"]],)"
+             "\"body\":{\"model\":\"m\",\"prompt\":\"caf\xC3\xA9\"}}");
+}
+
+BOOST_AUTO_TEST_CASE(a_response_line_has_the_reference_keys_in_its_order) {
+  const ResponseLine streamed{.trace_id = "tr_0123",
+                              .session = "_no_session",
+                              .finished_at = at_whole_second + std::chrono::microseconds(5),
+                              .status = Outcome::client_disconnected,
+                              .client_id = 41,
+                              .disagg_request_id = 41,
+                              .ctx_request_id = nullptr,
+                              .termination = Termination{"client_disconnected", "write failed"},
+                              .frames = "data: {}\n\n"};
+  BOOST_TEST(text_of(streamed) ==
+             R"({"event":"response","trace_id":"tr_0123","session":"_no_session",)"
+             R"("finished_at":"2026-09-03T14:05:09.000005+00:00","status":"client_disconnected",)"
+             R"("client_id":41,"disagg_request_id":41,"ctx_request_id":null,)"
+             R"("termination":{"cause":"client_disconnected","detail":"write failed"},)"
+             R"("response":{"kind":"sse_text","body":"data: {}\n\n"}})");
+}
+
+BOOST_AUTO_TEST_CASE(the_session_is_the_bodys_conversation_id_then_a_session_header_sanitized) {
+  const json::value with_id = json::parse(R"({"conversation_params":{"conversation_id":" chat 9 "}})");
+  BOOST_TEST(session_of(chat_headers, with_id) == "chat_9");
+  BOOST_TEST(session_of({{"X-Conversation-Id", "a/b"}}, json::object{}) == "a_b");
+  BOOST_TEST(session_of({{"host", "h"}}, json::object{}) == "_no_session");
+}
+
+BOOST_AUTO_TEST_CASE(the_default_destination_writes_both_streams_and_runs_the_callers_thread_hook) {
+  const jsonl_test::ScratchDirectory dir;
+  std::atomic<int> threads_started{0};
+  {
+    RequestRecorder recorder({.output_dir = dir.path(),
+                              .on_writer_thread_start = [&threads_started] { threads_started.fetch_add(1); }});
+    BOOST_REQUIRE(recorder.start());
+    RequestRecorder::Request request = recorder.arrive("/v1/chat/completions", chat_headers);
+    recorder.accept(request, chat_body);
+    recorder.sent(request, "data: {}\n\n");
+    recorder.finish(request, Outcome::completed, EngineReport{.request_id = 7});
+    recorder.close();
+    BOOST_TEST(recorder.accounting_line() ==
+               "perf metrics: submitted 1, written 1, unknown 0, dropped 0; "
+               "request traces: submitted 2, written 2, unknown 0, dropped 0");
+    BOOST_TEST(recorder.destination()->writer_metrics().size() == 2u);
+  }
+  // Each writer's drain and write worker.
+  BOOST_TEST(threads_started.load() >= 2);
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir.path())) {
+    if (entry.path().extension() == ".jsonl") ++files;
+  }
+  BOOST_TEST(files == 3u);  // the perf records, the requests and the responses
+}
+
+BOOST_AUTO_TEST_SUITE_END()
