@@ -13,16 +13,6 @@ import jsonl_perf.trace_builder;
 
 using namespace recording_test;
 
-namespace {
-
-std::string text_of(const TraceLine& line) {
-  std::string text;
-  append_trace_line(line, text);
-  return text;
-}
-
-}  // namespace
-
 BOOST_AUTO_TEST_SUITE(loop_and_server)
 
 BOOST_AUTO_TEST_CASE(the_loops_builder_and_the_recorder_write_the_same_lines) {

@@ -22,17 +22,6 @@ namespace {
 std::chrono::system_clock::time_point wall_now() { return std::chrono::system_clock::now(); }
 
 const RequestLine& request_line(const TraceLine& line) { return std::get<RequestLine>(line); }
-const ResponseLine& response_line(const TraceLine& line) { return std::get<ResponseLine>(line); }
-
-// One accepted chat request, streamed `frames` frames, finished as `outcome`.
-void streamed_request(const RequestRecorder& recorder, std::int64_t engine_id, int frames = 2,
-                      Outcome outcome = Outcome::completed) {
-  RequestRecorder::Request request = recorder.arrive("/v1/chat/completions", chat_headers);
-  recorder.accept(request, chat_body);
-  recorder.first_token(request);
-  for (int i = 0; i < frames; ++i) recorder.sent(request, "data: {\"n\":" + std::to_string(i) + "}\n\n");
-  recorder.finish(request, outcome, EngineReport{.request_id = engine_id, .arrival_time = 1, .first_scheduled_time = 2});
-}
 
 }  // namespace
 
@@ -243,10 +232,7 @@ BOOST_AUTO_TEST_CASE(the_clock_offset_moves_every_steady_time_of_the_record_each
 BOOST_AUTO_TEST_CASE(a_recorder_without_an_output_directory_records_nothing) {
   RequestRecorder recorder({});
   BOOST_TEST(recorder.start());
-  RequestRecorder::Request request = recorder.arrive("/v1/completions", chat_headers);
-  recorder.accept(request, chat_body);
-  recorder.sent(request, "data: {}\n\n");
-  recorder.finish(request, Outcome::completed, EngineReport{.request_id = 1});
+  streamed_request(recorder, 1);
   recorder.close();
 
   BOOST_TEST(!recorder.recording());

@@ -5,6 +5,7 @@
 #include <boost/json.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -82,10 +83,27 @@ inline std::unique_ptr<RequestRecorder> keeping_recorder(std::shared_ptr<Handed>
   return recorder;
 }
 
+// A line's text, as a writer writes it (without its newline).
+inline std::string text_of(const TraceLine& line) {
+  std::string text;
+  append_trace_line(line, text);
+  return text;
+}
+
 inline const json::value chat_body = json::parse(
     R"({"model":"simulated-llm","messages":[{"role":"user","content":"caf\u00e9?"}],"stream":true})");
 
 inline const Headers chat_headers{{"host", "127.0.0.1:8000"}, {"content-type", "application/json"},
                                   {"authorization", "Bearer sk-a-credential"}, {"x-session-id", "conv 7/a"}};
+
+// One accepted chat request, streamed `frames` frames, finished as `outcome`.
+inline void streamed_request(const RequestRecorder& recorder, std::int64_t engine_id, int frames = 2,
+                             Outcome outcome = Outcome::completed) {
+  RequestRecorder::Request request = recorder.arrive("/v1/chat/completions", chat_headers);
+  recorder.accept(request, chat_body);
+  recorder.first_token(request);
+  for (int i = 0; i < frames; ++i) recorder.sent(request, "data: {\"n\":" + std::to_string(i) + "}\n\n");
+  recorder.finish(request, outcome, EngineReport{.request_id = engine_id, .arrival_time = 1, .first_scheduled_time = 2});
+}
 
 }  // namespace recording_test

@@ -19,12 +19,6 @@ namespace {
 constexpr std::int64_t whole_second_us = 1788444309LL * 1'000'000;
 const std::chrono::system_clock::time_point at_whole_second{std::chrono::microseconds(whole_second_us)};
 
-std::string text_of(const TraceLine& line) {
-  std::string text;
-  append_trace_line(line, text);
-  return text;
-}
-
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(trace_lines)
@@ -84,10 +78,7 @@ BOOST_AUTO_TEST_CASE(the_default_destination_writes_both_streams_and_runs_the_ca
     RequestRecorder recorder({.output_dir = dir.path(),
                               .on_writer_thread_start = [&threads_started] { threads_started.fetch_add(1); }});
     BOOST_REQUIRE(recorder.start());
-    RequestRecorder::Request request = recorder.arrive("/v1/chat/completions", chat_headers);
-    recorder.accept(request, chat_body);
-    recorder.sent(request, "data: {}\n\n");
-    recorder.finish(request, Outcome::completed, EngineReport{.request_id = 7});
+    streamed_request(recorder, 7);
     recorder.close();
     BOOST_TEST(recorder.accounting_line() ==
                "perf metrics: submitted 1, written 1, unknown 0, dropped 0; "
