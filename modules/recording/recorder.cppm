@@ -76,16 +76,21 @@ class RequestRecorder {
   // after the last request's calls.
   void close();
 
+  // `headers` as read, in order, repeats kept; their names are recorded in lower case,
+  // as an ASGI server hands them to the reference's.
   Request arrive(std::string route, Headers headers) const;
   void accept(Request& request, boost::json::value body) const;
   // `body`: the parsed body, or its text (invalid UTF-8 replaced) when it did not parse,
-  // with `parse_error` saying why. `errors`: [{"loc": [...], "type": ..., "msg": ...}].
+  // with `parse_error` saying why. `errors`: [{"loc": [...], "type": ..., "msg": ...}],
+  // as the response's detail has them; recorded as the reference briefs them: each
+  // object's loc, type and msg only, every part of loc as Python's str() spells it.
   void reject(Request& request, boost::json::value body, boost::json::array errors,
               std::optional<std::string> parse_error = std::nullopt) const;
   void first_token(Request& request) const;
   void sent(Request& request, std::string_view frame) const;
   // Once per accepted request (later calls do nothing). `payload`: the JSON body sent, for
-  // a response that was not streamed; a streamed one records its frames as sent.
+  // a response that was not streamed (none: recorded as null); a streamed one records
+  // its frames as sent.
   void finish(Request& request, Outcome outcome, const EngineReport& engine,
               std::optional<boost::json::value> payload = std::nullopt,
               std::optional<Termination> termination = std::nullopt) const;

@@ -3,7 +3,9 @@ module;
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
-#include <cctype>
+#include <algorithm>
+#include <array>
+#include <optional>
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -17,6 +19,44 @@ namespace jsonl::recording {
 namespace {
 
 namespace json = boost::json;
+
+char lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
+
+// Where a request names its conversation, after the body's conversation_params, as the
+// reference's sticky routing looks (its conversation_id.py): these headers in this order,
+// then these body fields; the first non-blank value wins.
+constexpr std::array<std::string_view, 6> session_headers{"x-claude-code-session-id", "x-claude-session-id",
+                                                          "x-session-id",             "x-correlation-id",
+                                                          "x-session-affinity",       "x-multi-turn-session-id"};
+constexpr std::array<std::array<std::string_view, 2>, 3> session_body_fields{
+    {{"prompt_cache_key", ""}, {"client_metadata", "thread_id"}, {"client_metadata", "session_id"}}};
+
+// conversation_params.conversation_id as Python's str() spells it, stripped; none when
+// absent, null, blank, or an object or an array.
+std::optional<std::string> conversation_params_id(const json::value& body) {
+  const json::object* object = body.if_object();
+  const json::value* params = object ? object->if_contains("conversation_params") : nullptr;
+  const json::object* fields = params ? params->if_object() : nullptr;
+  const json::value* id = fields ? fields->if_contains("conversation_id") : nullptr;
+  if (!id) return std::nullopt;
+  std::string text;
+  switch (id->kind()) {
+    case json::kind::string:
+      text = python_strip(id->get_string());
+      break;
+    case json::kind::bool_:
+      text = id->get_bool() ? "True" : "False";
+      break;
+    case json::kind::int64:
+    case json::kind::uint64:
+    case json::kind::double_:
+      text = to_json_text(*id);
+      break;
+    default:
+      break;
+  }
+  return text.empty() ? std::nullopt : std::optional(std::move(text));
+}
 
 std::string_view status_name(Outcome outcome) {
   switch (outcome) {
@@ -127,19 +167,24 @@ bool append_trace_line(const TraceLine& line, std::string& out) {
 }
 
 std::string session_of(const Headers& headers, const json::value& body) {
-  if (const json::object* object = body.if_object()) {
-    if (const json::value* params = object->if_contains("conversation_params")) {
-      if (const json::object* fields = params->if_object()) {
-        if (const json::value* id = fields->if_contains("conversation_id"); id && id->is_string()) {
-          return sanitize_session_key(id->get_string());
-        }
-      }
-    }
+  if (std::optional<std::string> id = conversation_params_id(body)) return sanitize_session_key(*id);
+  for (const std::string_view name : session_headers) {
+    // The last of a repeated header, as a dict built from the headers keeps it.
+    const auto found = std::find_if(headers.rbegin(), headers.rend(), [&](const auto& header) {
+      return std::ranges::equal(header.first, name, [](char a, char b) { return lower(a) == b; });
+    });
+    if (found != headers.rend() && !python_strip(found->second).empty()) return sanitize_session_key(found->second);
   }
-  for (const auto& [name, value] : headers) {
-    std::string lowered(name);
-    for (char& c : lowered) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    if (lowered == "x-session-id" || lowered == "x-conversation-id") return sanitize_session_key(value);
+  for (const auto& path : session_body_fields) {
+    const json::value* value = &body;
+    for (const std::string_view key : path) {
+      if (key.empty()) break;  // a path of one key
+      const json::object* object = value ? value->if_object() : nullptr;
+      value = object ? object->if_contains(key) : nullptr;
+    }
+    if (value && value->is_string() && !python_strip(value->get_string()).empty()) {
+      return sanitize_session_key(value->get_string());
+    }
   }
   return sanitize_session_key("");
 }

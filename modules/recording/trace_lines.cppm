@@ -54,9 +54,13 @@ struct ResponseLine {
 
 using TraceLine = std::variant<RequestLine, ResponseLine>;
 
-// The session a request's lines are stamped with: the client's own conversation id,
-// from the body's conversation_params or the usual session headers, sanitized
-// (jsonl::sanitize_session_key; "_no_session" when it has none).
+// The session a request's lines are stamped with: the conversation the reference's
+// sticky routing keys the request on, sanitized (jsonl::sanitize_session_key;
+// "_no_session" when it names none). In order, the first that is not blank: the body's
+// conversation_params.conversation_id; the headers x-claude-code-session-id,
+// x-claude-session-id, x-session-id, x-correlation-id, x-session-affinity and
+// x-multi-turn-session-id (names in any case; a repeated one's last value); the body's
+// prompt_cache_key, client_metadata.thread_id and client_metadata.session_id.
 std::string session_of(const Headers& headers, const boost::json::value& body);
 
 // The file a line goes to in its hour's bucket ("requests" or "responses"), and the

@@ -140,6 +140,43 @@ BOOST_AUTO_TEST_CASE(a_rejected_request_leaves_its_request_line_and_never_a_resp
   BOOST_TEST(handed->records.empty());
 }
 
+BOOST_AUTO_TEST_CASE(a_rejected_requests_errors_are_briefed_with_every_loc_part_a_string) {
+  auto handed = std::make_shared<Handed>();
+  auto recorder = keeping_recorder(handed);
+  RequestRecorder::Request request = recorder->arrive("/v1/chat/completions", chat_headers);
+  recorder->reject(request, json::string("{\"model\":"),
+                   json::array{json::object{{"type", "json_invalid"}, {"loc", json::array{"body", 9}},
+                                            {"msg", "cut"}, {"input", "{\"model\":"}},
+                               json::object{{"loc", json::array{"body", "messages", 0, true}}, {"type", "missing"}},
+                               "not an error object"});
+
+  BOOST_TEST(json::serialize(handed->parsed_lines().at(0).at("validation_errors")) ==
+             R"([{"loc":["body","9"],"type":"json_invalid","msg":"cut"},)"
+             R"({"loc":["body","messages","0","True"],"type":"missing","msg":""}])");
+}
+
+BOOST_AUTO_TEST_CASE(header_names_are_recorded_in_lower_case_in_their_order_with_repeats) {
+  auto handed = std::make_shared<Handed>();
+  auto recorder = keeping_recorder(handed);
+  RequestRecorder::Request request = recorder->arrive(
+      "/v1/chat/completions", {{"Content-Type", "application/json"}, {"X-Forwarded-For", "A"}, {"x-forwarded-for", "B"}});
+  recorder->accept(request, chat_body);
+
+  BOOST_TEST(json::serialize(handed->parsed_lines().at(0).at("headers")) ==
+             R"([["content-type","application/json"],["x-forwarded-for","A"],["x-forwarded-for","B"]])");
+}
+
+BOOST_AUTO_TEST_CASE(an_answer_not_streamed_that_never_went_out_is_recorded_as_json_null) {
+  auto handed = std::make_shared<Handed>();
+  auto recorder = keeping_recorder(handed);
+  RequestRecorder::Request request = recorder->arrive("/v1/completions", chat_headers);
+  recorder->accept(request, chat_body);
+  recorder->finish(request, Outcome::error, EngineReport{.request_id = 1}, std::nullopt,
+                   Termination{"server_shutdown", "the server stopped before the answer began"});
+
+  BOOST_TEST(json::serialize(handed->parsed_lines().at(1).at("response")) == R"({"kind":"json","body":null})");
+}
+
 BOOST_AUTO_TEST_CASE(a_hang_up_and_an_error_end_as_the_reference_spells_them_without_a_perf_record) {
   auto handed = std::make_shared<Handed>();
   auto recorder = keeping_recorder(handed);

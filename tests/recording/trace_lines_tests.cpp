@@ -64,11 +64,29 @@ BOOST_AUTO_TEST_CASE(a_response_line_has_the_reference_keys_in_its_order) {
              R"("response":{"kind":"sse_text","body":"data: {}\n\n"}})");
 }
 
-BOOST_AUTO_TEST_CASE(the_session_is_the_bodys_conversation_id_then_a_session_header_sanitized) {
-  const json::value with_id = json::parse(R"({"conversation_params":{"conversation_id":" chat 9 "}})");
-  BOOST_TEST(session_of(chat_headers, with_id) == "chat_9");
-  BOOST_TEST(session_of({{"X-Conversation-Id", "a/b"}}, json::object{}) == "a_b");
-  BOOST_TEST(session_of({{"host", "h"}}, json::object{}) == "_no_session");
+BOOST_AUTO_TEST_CASE(the_session_is_the_bodys_conversation_id_before_any_header) {
+  const Headers headers{{"x-claude-code-session-id", "from-header"}};
+  BOOST_TEST(session_of(headers, json::parse(R"({"conversation_params":{"conversation_id":" chat 9 "}})")) == "chat_9");
+  BOOST_TEST(session_of(headers, json::parse(R"({"conversation_params":{"conversation_id":42}})")) == "42");
+  BOOST_TEST(session_of(headers, json::parse(R"({"conversation_params":{"conversation_id":"  "}})")) == "from-header");
+}
+
+BOOST_AUTO_TEST_CASE(the_session_headers_are_read_in_the_references_order_skipping_blank_ones) {
+  const json::object no_ids;
+  BOOST_TEST(session_of({{"X-Claude-Code-Session-Id", "a/b c"}}, no_ids) == "a_b_c");
+  BOOST_TEST(session_of({{"x-session-id", "later"}, {"x-claude-session-id", "first"}}, no_ids) == "first");
+  BOOST_TEST(session_of({{"x-claude-code-session-id", " "}, {"x-correlation-id", "c1"}}, no_ids) == "c1");
+  BOOST_TEST(session_of({{"x-session-id", "one"}, {"x-session-id", "two"}}, no_ids) == "two");
+  BOOST_TEST(session_of({{"x-session-id", ""}, {"x-conversation-id", "conv9"}}, no_ids) == "_no_session");
+}
+
+BOOST_AUTO_TEST_CASE(without_a_session_header_the_bodys_client_fields_name_the_session) {
+  const Headers none{{"host", "h"}};
+  BOOST_TEST(session_of(none, json::parse(R"({"prompt_cache_key":"k1","client_metadata":{"thread_id":"t1"}})")) == "k1");
+  BOOST_TEST(session_of(none, json::parse(R"({"client_metadata":{"thread_id":"t1","session_id":"s1"}})")) == "t1");
+  BOOST_TEST(session_of(none, json::parse(R"({"client_metadata":{"session_id":"s1"}})")) == "s1");
+  BOOST_TEST(session_of({{"x-multi-turn-session-id", "m1"}}, json::parse(R"({"prompt_cache_key":"k1"})")) == "m1");
+  BOOST_TEST(session_of(none, json::object{}) == "_no_session");
 }
 
 BOOST_AUTO_TEST_CASE(the_default_destination_writes_both_streams_and_runs_the_callers_thread_hook) {
