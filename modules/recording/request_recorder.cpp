@@ -11,47 +11,11 @@ module;
 
 module jsonl.recording;
 
+import :python_text;
+
 namespace jsonl::recording {
 
 namespace json = boost::json;
-
-namespace {
-
-// A part of a validation error's loc as Python's str() spells it.
-json::string python_str(const json::value& part) {
-  switch (part.kind()) {
-    case json::kind::string:
-      return part.get_string();
-    case json::kind::bool_:
-      return part.get_bool() ? "True" : "False";
-    case json::kind::null:
-      return "None";
-    default:
-      return json::string(to_json_text(part));
-  }
-}
-
-// The errors as the reference's brief_validation_errors keeps them: objects only, each
-// with its loc (every part a string), type and msg.
-json::value brief(const json::array& errors) {
-  json::array briefed;
-  for (const json::value& error : errors) {
-    const json::object* fields = error.if_object();
-    if (!fields) continue;
-    json::array loc;
-    if (const json::value* parts = fields->if_contains("loc"); parts && parts->is_array()) {
-      for (const json::value& part : parts->get_array()) loc.push_back(python_str(part));
-    }
-    const auto text = [&](std::string_view key) {
-      const json::value* value = fields->if_contains(key);
-      return value ? python_str(*value) : json::string();
-    };
-    briefed.push_back(json::object{{"loc", std::move(loc)}, {"type", text("type")}, {"msg", text("msg")}});
-  }
-  return briefed;
-}
-
-}  // namespace
 
 RequestRecorder::RequestRecorder(RecorderOptions options, std::unique_ptr<RecordingDestination> destination)
     : destination_(std::move(destination)),
@@ -112,7 +76,7 @@ void RequestRecorder::reject(Request& request, json::value body, json::array err
   if (!destination_ || !traces_) return;
   std::string session = session_of(request.headers_, body);
   RequestLine line = request_line(request, make_trace_id(), std::move(session), "rejected_400", std::move(body));
-  line.validation_errors = brief(errors);
+  line.validation_errors = brief_validation_errors(errors);
   line.body_parse_error = std::move(parse_error);
   hand_over(std::move(line));
 }

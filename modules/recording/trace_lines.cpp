@@ -15,6 +15,8 @@ module;
 
 module jsonl.recording;
 
+import :python_text;
+
 namespace jsonl::recording {
 namespace {
 
@@ -38,23 +40,8 @@ std::optional<std::string> conversation_params_id(const json::value& body) {
   const json::value* params = object ? object->if_contains("conversation_params") : nullptr;
   const json::object* fields = params ? params->if_object() : nullptr;
   const json::value* id = fields ? fields->if_contains("conversation_id") : nullptr;
-  if (!id) return std::nullopt;
-  std::string text;
-  switch (id->kind()) {
-    case json::kind::string:
-      text = python_strip(id->get_string());
-      break;
-    case json::kind::bool_:
-      text = id->get_bool() ? "True" : "False";
-      break;
-    case json::kind::int64:
-    case json::kind::uint64:
-    case json::kind::double_:
-      text = to_json_text(*id);
-      break;
-    default:
-      break;
-  }
+  if (!id || id->is_null() || id->is_array() || id->is_object()) return std::nullopt;
+  std::string text(python_strip(python_str(*id)));
   return text.empty() ? std::nullopt : std::optional(std::move(text));
 }
 
