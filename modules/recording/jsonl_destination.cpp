@@ -1,5 +1,9 @@
 module;
 
+// The writers' templates are instantiated here: GCC checks the drain's time_point
+// comparisons against the declarations this unit includes, not the writer module's.
+#include <chrono>
+#include <compare>
 #include <memory>
 #include <optional>
 #include <sstream>
