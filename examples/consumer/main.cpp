@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
   jsonl::recording::RequestRecorder recorder({.output_dir = directory / "recording"});
   recorder.start();
   jsonl::recording::RequestRecorder::Request request = recorder.arrive("/v1/completions", {{"x-session-id", "one"}});
-  recorder.accept(request, boost::json::object{{"model", "m"}, {"prompt", "hi"}});
+  const std::string body = R"({"model":"m","prompt":"hi"})";
+  recorder.accept(request, body, boost::json::parse(body));
   recorder.finish(request, jsonl::recording::Outcome::completed, jsonl::recording::EngineReport{.request_id = 1});
   recorder.close();
 

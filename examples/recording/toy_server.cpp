@@ -24,13 +24,15 @@ int main(int argc, char** argv) {
     // Headers read: the arrival is stamped before the body is parsed.
     recording::RequestRecorder::Request request =
         recorder.arrive("/v1/completions", {{"content-type", "application/json"}, {"x-session-id", "toy"}});
-    boost::json::value body = {{"model", "toy"}, {"prompt", prompt}, {"stream", true}};
+    // The body as a client sends it, and as the handler parses it.
+    std::string text = boost::json::serialize(boost::json::object{{"model", "toy"}, {"prompt", prompt}, {"stream", true}});
+    const boost::json::value body = boost::json::parse(text);
     if (prompt.empty()) {  // refused with 400: a request line, never a response line
-      recorder.reject(request, std::move(body),
+      recorder.reject(request, std::move(text), body,
                       boost::json::array{{{"loc", {"body", "prompt"}}, {"type", "missing"}, {"msg", "empty"}}});
       continue;
     }
-    recorder.accept(request, std::move(body));
+    recorder.accept(request, std::move(text), body);
 
     const double arrival = recording::steady_seconds();
     std::istringstream words(prompt);

@@ -3,10 +3,11 @@
 //   arrive(route, headers)        as the request's headers are read: stamps
 //                                 server_arrival_time (steady clock, the clock of the
 //                                 perf timings), before the body is read or parsed
-//   accept(request, body)         once the body is parsed and valid: the request line,
+//   accept(request, body, parsed) once the body is parsed and valid: the request line,
 //                                 status "accepted", recorded_at (wall clock) now
-//   reject(request, body, errors) instead, when it is refused with 400: the request
-//                                 line, status "rejected_400", no response line ever
+//   reject(request, body, ...)    instead, when it is refused with 400 (reject_unparsed
+//                                 when it is not JSON): the request line, status
+//                                 "rejected_400", no response line ever
 //   first_token(request)          as the server has the first token (a stream sends it
 //                                 then): server_first_token_time. finish() stamps it if no
 //                                 call did, as the reference does for an answer sent whole;
@@ -79,13 +80,17 @@ class RequestRecorder {
   // `headers` as read, in order, repeats kept; their names are recorded in lower case,
   // as an ASGI server hands them to the reference's.
   Request arrive(std::string route, Headers headers) const;
-  void accept(Request& request, boost::json::value body) const;
-  // `body`: the parsed body, or its text (invalid UTF-8 replaced) when it did not parse,
-  // with `parse_error` saying why. `errors`: [{"loc": [...], "type": ..., "msg": ...}],
-  // as the response's detail has them; recorded as the reference briefs them: each
-  // object's loc, type and msg only, every part of loc as Python's str() spells it.
-  void reject(Request& request, boost::json::value body, boost::json::array errors,
-              std::optional<std::string> parse_error = std::nullopt) const;
+  // `body`: the body's JSON text as it arrived, recorded as the value Python's json.loads
+  // reads from it; `parsed`: that value as the handler parsed it, where the session is
+  // looked up. The text moves to the writer, whose thread spells it.
+  void accept(Request& request, std::string body, const boost::json::value& parsed) const;
+  // `errors`: [{"loc": [...], "type": ..., "msg": ...}], as the response's detail has
+  // them; recorded as the reference briefs them: each object's loc, type and msg only,
+  // every part of loc as Python's str() spells it.
+  void reject(Request& request, std::string body, const boost::json::value& parsed, boost::json::array errors) const;
+  // A body that is not JSON: its text recorded as a string (invalid UTF-8 replaced),
+  // with `parse_error` saying why.
+  void reject_unparsed(Request& request, std::string body, std::string parse_error, boost::json::array errors) const;
   void first_token(Request& request) const;
   void sent(Request& request, std::string_view frame) const;
   // Once per accepted request (later calls do nothing). `payload`: the JSON body sent, for
@@ -126,7 +131,9 @@ class RequestRecorder {
   void hand_over(TraceLine line) const;
   void hand_over(perf::PerfMetricsRecord record) const;
   static RequestLine request_line(Request& request, std::string trace_id, std::string session, std::string_view status,
-                                  boost::json::value body);
+                                  std::string body);
+  void reject_line(Request& request, std::string body, const boost::json::value& parsed, boost::json::array errors,
+                   std::optional<std::string> parse_error) const;
 
   std::unique_ptr<RecordingDestination> destination_;
   bool engine_id_as_disagg_request_id_;

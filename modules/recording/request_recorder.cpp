@@ -40,7 +40,7 @@ void RequestRecorder::close() {
 // The request line, as far as accept() and reject() share it.
 // The headers and route move into it: nothing after the request line reads them.
 RequestLine RequestRecorder::request_line(Request& request, std::string trace_id, std::string session,
-                                          std::string_view status, json::value body) {
+                                          std::string_view status, std::string body) {
   return {.trace_id = std::move(trace_id),
           .session = std::move(session),
           .recorded_at = std::chrono::system_clock::now(),
@@ -62,19 +62,28 @@ RequestRecorder::Request RequestRecorder::arrive(std::string route, Headers head
   return request;
 }
 
-void RequestRecorder::accept(Request& request, json::value body) const {
+void RequestRecorder::accept(Request& request, std::string body, const json::value& parsed) const {
   request.accepted_ = true;
   if (!destination_ || !traces_) return;
   request.trace_id_ = make_trace_id();
-  request.session_ = session_of(request.headers_, body);
+  request.session_ = session_of(request.headers_, parsed);
   hand_over(request_line(request, request.trace_id_, request.session_, "accepted", std::move(body)));
 }
 
-void RequestRecorder::reject(Request& request, json::value body, json::array errors,
-                             std::optional<std::string> parse_error) const {
+void RequestRecorder::reject(Request& request, std::string body, const json::value& parsed, json::array errors) const {
+  reject_line(request, std::move(body), parsed, std::move(errors), std::nullopt);
+}
+
+void RequestRecorder::reject_unparsed(Request& request, std::string body, std::string parse_error,
+                                      json::array errors) const {
+  reject_line(request, std::move(body), json::value(), std::move(errors), std::move(parse_error));
+}
+
+void RequestRecorder::reject_line(Request& request, std::string body, const json::value& parsed, json::array errors,
+                                  std::optional<std::string> parse_error) const {
   request.finished_ = true;
   if (!destination_ || !traces_) return;
-  std::string session = session_of(request.headers_, body);
+  std::string session = session_of(request.headers_, parsed);
   RequestLine line = request_line(request, make_trace_id(), std::move(session), "rejected_400", std::move(body));
   line.validation_errors = brief_validation_errors(errors);
   line.body_parse_error = std::move(parse_error);

@@ -15,6 +15,7 @@ module;
 
 module jsonl.recording;
 
+import :python_json;
 import :python_text;
 
 namespace jsonl::recording {
@@ -95,7 +96,12 @@ void write(JsonTextStream& out, const RequestLine& line) {
   string_member(out, "route", line.route);
   string_member(out, "status", line.status);
   headers_member(out, line.headers);
-  value_member(out, "body", line.body);
+  out.key("body");
+  if (line.body_parse_error) {
+    out.string(line.body);
+  } else {
+    write_python_json(out, line.body);
+  }
   if (line.validation_errors) value_member(out, "validation_errors", *line.validation_errors);
   if (line.body_parse_error) string_member(out, "body_parse_error", *line.body_parse_error);
 }
@@ -146,7 +152,7 @@ TraceRecord<TraceLine> trace_record(TraceLine line) {
 }
 
 bool append_trace_line(const TraceLine& line, std::string& out) {
-  JsonTextStream stream(out, {.ensure_ascii = false});
+  JsonTextStream stream(out, {.ensure_ascii = false, .allow_nan = true});
   stream.begin_object();
   std::visit([&](const auto& alternative) { write(stream, alternative); }, line);
   stream.end_object();

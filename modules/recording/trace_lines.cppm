@@ -1,5 +1,5 @@
 // The request trace's two lines as typed records, and their one spelling. A handler's
-// thread only moves what it already holds into them (the parsed body, the headers, the
+// thread only moves what it already holds into them (the body's text, the headers, the
 // frames it sent); the text is written where the line is written, on a writer's thread,
 // so that nothing is built on the request's thread for another thread to free.
 //
@@ -32,9 +32,12 @@ struct RequestLine {
   std::string route;
   std::string_view status;  // a literal
   Headers headers;          // a credential's value is written "[redacted]"
-  boost::json::value body;
+  // The body as it arrived, JSON text, written as the value Python's json.loads reads
+  // from it (integers of any size exact); or, with body_parse_error, the text of a body
+  // that did not parse, written as a string (invalid UTF-8 replaced).
+  std::string body;
   std::optional<boost::json::value> validation_errors;  // a refused request's: an array
-  std::optional<std::string> body_parse_error;          // a body that did not parse
+  std::optional<std::string> body_parse_error;
 };
 
 // How an accepted request ended, and what was sent: the answer sent whole, or the
@@ -73,7 +76,7 @@ TraceRecord<TraceLine> trace_record(TraceLine line);
 
 // Appends `line` as JSON text, without a newline, as json.dumps(ensure_ascii=False)
 // writes it. Returns whether invalid UTF-8 had to be replaced; throws
-// jsonl::MalformedRecord as a writer's format does (a NaN in a body).
+// jsonl::MalformedRecord as a writer's format does (a body that is not JSON text).
 bool append_trace_line(const TraceLine& line, std::string& out);
 
 // "2026-09-03T14:05:09.123456+00:00", as Python's datetime.isoformat() writes a UTC

@@ -1,5 +1,5 @@
 // What a request handler's thread pays to record a request: the recording layer moves
-// what the handler already holds (headers, parsed body, the frames it sent) into typed
+// what the handler already holds (headers, the body's text, the frames it sent) into typed
 // lines, and builds no JSON of its own there for a writer's thread to free.
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
@@ -39,8 +39,9 @@ BOOST_AUTO_TEST_CASE(recording_a_streamed_request_costs_its_thread_a_handful_of_
                                    {"Content-Type", "application/json"},
                                    {"Authorization", "Bearer sk-not-a-real-key-but-long-enough"},
                                    {"User-Agent", "a-client-with-a-long-enough-name"}};
-  json::value body = json::parse(
-      R"({"model":"simulated-llm","messages":[{"role":"user","content":"tell me about the cache"}],"stream":true})");
+  std::string text =
+      R"({"model":"simulated-llm","messages":[{"role":"user","content":"tell me about the cache"}],"stream":true})";
+  const json::value body = json::parse(text);
   const std::string frame =
       R"(data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":" the"}}]})"
       "\n\n";
@@ -48,7 +49,7 @@ BOOST_AUTO_TEST_CASE(recording_a_streamed_request_costs_its_thread_a_handful_of_
 
   counted_heap::start_counting();
   RequestRecorder::Request request = recorder.arrive(std::move(route), std::move(headers));
-  recorder.accept(request, std::move(body));
+  recorder.accept(request, std::move(text), body);
   recorder.first_token(request);
   for (int i = 0; i < 18; ++i) recorder.sent(request, frame);
   recorder.finish(request, jsonl::recording::Outcome::completed, jsonl::recording::EngineReport{.request_id = 7});

@@ -24,7 +24,7 @@ BOOST_AUTO_TEST_CASE(the_loops_builder_and_the_recorder_write_the_same_lines) {
     const ResponseLine built_response = std::get<ResponseLine>(builder.next(0).payload);
 
     RequestRecorder::Request recorded = recorder->arrive(built_request.route, built_request.headers);
-    recorder->accept(recorded, built_request.body);
+    recorder->accept(recorded, built_request.body, json::parse(built_request.body));
     recorder->sent(recorded, built_response.frames);
     recorder->finish(recorded, built_response.status,
                      EngineReport{.request_id = built_response.client_id.as_int64()}, std::nullopt,

@@ -33,7 +33,7 @@ BOOST_AUTO_TEST_CASE(arrive_stamps_the_server_arrival_on_the_steady_clock) {
   const double before = steady_seconds();
   RequestRecorder::Request request = recorder->arrive("/v1/chat/completions", chat_headers);
   const double after = steady_seconds();
-  recorder->accept(request, chat_body);
+  recorder->accept(request, chat_text, chat_body);
 
   const RequestLine& line = request_line(handed->lines.at(0));
   BOOST_TEST(line.server_arrival_time >= before);
@@ -45,7 +45,7 @@ BOOST_AUTO_TEST_CASE(accept_hands_over_the_request_line_accepted_with_the_wall_t
   auto recorder = keeping_recorder(handed);
   RequestRecorder::Request request = recorder->arrive("/v1/chat/completions", chat_headers);
   const auto before = wall_now();
-  recorder->accept(request, chat_body);
+  recorder->accept(request, chat_text, chat_body);
   const auto after = wall_now();
 
   BOOST_REQUIRE_EQUAL(handed->lines.size(), 1u);
@@ -53,7 +53,7 @@ BOOST_AUTO_TEST_CASE(accept_hands_over_the_request_line_accepted_with_the_wall_t
   BOOST_TEST(line.status == "accepted");
   BOOST_TEST(line.route == "/v1/chat/completions");
   BOOST_TEST((line.recorded_at >= before && line.recorded_at <= after));
-  BOOST_TEST(line.body == chat_body);
+  BOOST_TEST(line.body == chat_text);
   BOOST_TEST(line.headers.size() == chat_headers.size());
   BOOST_TEST(line.trace_id.starts_with("tr_"));
   BOOST_TEST(line.session == "conv_7_a");
@@ -88,7 +88,7 @@ BOOST_AUTO_TEST_CASE(a_workers_lines_and_record_carry_the_proxys_id_and_the_cont
   auto handed = std::make_shared<Handed>();
   auto recorder = keeping_recorder(handed);
   RequestRecorder::Request request = recorder->arrive("/v1/completions", chat_headers);
-  recorder->accept(request, chat_body);
+  recorder->accept(request, chat_text, chat_body);
   recorder->finish(request, Outcome::completed,
                    EngineReport{.request_id = 5, .disagg_request_id = 9000, .ctx_request_id = 77});
 
@@ -105,7 +105,7 @@ BOOST_AUTO_TEST_CASE(a_proxy_names_its_own_id_and_writes_the_disagg_record_with_
   auto handed = std::make_shared<Handed>();
   auto recorder = keeping_recorder(handed, {.server_kind = "disagg"});
   RequestRecorder::Request request = recorder->arrive("/v1/chat/completions", chat_headers);
-  recorder->accept(request, chat_body);
+  recorder->accept(request, chat_text, chat_body);
   recorder->finish(request, Outcome::completed,
                    ProxyReport{.disagg_request_id = 9000, .ctx_request_id = 77, .ctx_server = "127.0.0.1:1",
                                .gen_server = "127.0.0.1:2", .ctx_dispatch_time = 3,
@@ -127,9 +127,9 @@ BOOST_AUTO_TEST_CASE(a_rejected_request_leaves_its_request_line_and_never_a_resp
   auto handed = std::make_shared<Handed>();
   auto recorder = keeping_recorder(handed);
   RequestRecorder::Request request = recorder->arrive("/v1/chat/completions", chat_headers);
-  recorder->reject(request, json::string("{\"model\":"),
-                   json::array{json::object{{"loc", json::array{"body", 9}}, {"type", "json_invalid"}, {"msg", "cut"}}},
-                   "cut short");
+  recorder->reject_unparsed(
+      request, "{\"model\":", "cut short",
+      json::array{json::object{{"loc", json::array{"body", 9}}, {"type", "json_invalid"}, {"msg", "cut"}}});
   recorder->finish(request, Outcome::completed, EngineReport{.request_id = 1});
 
   const auto lines = handed->parsed_lines();
@@ -144,7 +144,7 @@ BOOST_AUTO_TEST_CASE(a_rejected_requests_errors_are_briefed_with_every_loc_part_
   auto handed = std::make_shared<Handed>();
   auto recorder = keeping_recorder(handed);
   RequestRecorder::Request request = recorder->arrive("/v1/chat/completions", chat_headers);
-  recorder->reject(request, json::string("{\"model\":"),
+  recorder->reject_unparsed(request, "{\"model\":", "cut short",
                    json::array{json::object{{"type", "json_invalid"}, {"loc", json::array{"body", 9}},
                                             {"msg", "cut"}, {"input", "{\"model\":"}},
                                json::object{{"loc", json::array{"body", "messages", 0, true}}, {"type", "missing"}},
@@ -160,7 +160,7 @@ BOOST_AUTO_TEST_CASE(header_names_are_recorded_in_lower_case_in_their_order_with
   auto recorder = keeping_recorder(handed);
   RequestRecorder::Request request = recorder->arrive(
       "/v1/chat/completions", {{"Content-Type", "application/json"}, {"X-Forwarded-For", "A"}, {"x-forwarded-for", "B"}});
-  recorder->accept(request, chat_body);
+  recorder->accept(request, chat_text, chat_body);
 
   BOOST_TEST(json::serialize(handed->parsed_lines().at(0).at("headers")) ==
              R"([["content-type","application/json"],["x-forwarded-for","A"],["x-forwarded-for","B"]])");
@@ -170,7 +170,7 @@ BOOST_AUTO_TEST_CASE(an_answer_not_streamed_that_never_went_out_is_recorded_as_j
   auto handed = std::make_shared<Handed>();
   auto recorder = keeping_recorder(handed);
   RequestRecorder::Request request = recorder->arrive("/v1/completions", chat_headers);
-  recorder->accept(request, chat_body);
+  recorder->accept(request, chat_text, chat_body);
   recorder->finish(request, Outcome::error, EngineReport{.request_id = 1}, std::nullopt,
                    Termination{"server_shutdown", "the server stopped before the answer began"});
 
@@ -183,7 +183,7 @@ BOOST_AUTO_TEST_CASE(a_hang_up_and_an_error_end_as_the_reference_spells_them_wit
   for (const auto& [outcome, cause] : {std::pair{Outcome::client_disconnected, "client_disconnected"},
                                        std::pair{Outcome::error, "server_shutdown"}}) {
     RequestRecorder::Request request = recorder->arrive("/v1/chat/completions", chat_headers);
-    recorder->accept(request, chat_body);
+    recorder->accept(request, chat_text, chat_body);
     recorder->sent(request, "data: {}\n\n");
     recorder->finish(request, outcome, EngineReport{.request_id = 3}, std::nullopt, Termination{cause, "why"});
   }
@@ -202,7 +202,7 @@ BOOST_AUTO_TEST_CASE(streamed_frames_are_one_sse_text_body_and_an_answer_sent_wh
   auto recorder = keeping_recorder(handed);
   streamed_request(*recorder, 1, 3);
   RequestRecorder::Request whole = recorder->arrive("/v1/completions", chat_headers);
-  recorder->accept(whole, chat_body);
+  recorder->accept(whole, chat_text, chat_body);
   recorder->finish(whole, Outcome::completed, EngineReport{.request_id = 2}, json::value{{"id", "cmpl-2"}});
 
   const auto lines = handed->parsed_lines();
@@ -216,12 +216,12 @@ BOOST_AUTO_TEST_CASE(finish_stamps_the_first_token_when_no_call_did_and_keeps_on
   auto handed = std::make_shared<Handed>();
   auto recorder = keeping_recorder(handed);
   RequestRecorder::Request unstamped = recorder->arrive("/v1/completions", chat_headers);
-  recorder->accept(unstamped, chat_body);
+  recorder->accept(unstamped, chat_text, chat_body);
   const double before_finish = steady_seconds();
   recorder->finish(unstamped, Outcome::completed, EngineReport{.request_id = 1});
 
   RequestRecorder::Request stamped = recorder->arrive("/v1/completions", chat_headers);
-  recorder->accept(stamped, chat_body);
+  recorder->accept(stamped, chat_text, chat_body);
   recorder->first_token(stamped);
   const double after_first_token = steady_seconds();
   recorder->first_token(stamped);  // a later call keeps the first stamp
@@ -238,7 +238,7 @@ BOOST_AUTO_TEST_CASE(a_request_finished_twice_is_recorded_once) {
   auto handed = std::make_shared<Handed>();
   auto recorder = keeping_recorder(handed);
   RequestRecorder::Request request = recorder->arrive("/v1/completions", chat_headers);
-  recorder->accept(request, chat_body);
+  recorder->accept(request, chat_text, chat_body);
   recorder->finish(request, Outcome::completed, EngineReport{.request_id = 1});
   recorder->finish(request, Outcome::error, EngineReport{.request_id = 1});
 
@@ -254,7 +254,7 @@ BOOST_AUTO_TEST_CASE(the_clock_offset_moves_every_steady_time_of_the_record_each
   for (const double offset : {100.0, -5.0}) {
     recorder->set_steady_clock_offset(offset);
     RequestRecorder::Request request = recorder->arrive("/v1/completions", chat_headers);
-    recorder->accept(request, chat_body);
+    recorder->accept(request, chat_text, chat_body);
     const double arrived = request_line(handed->lines.back()).server_arrival_time;
     recorder->finish(request, Outcome::completed, engine);
     const auto& timing = *handed->records.back().phases.server->timing_metrics;

@@ -90,8 +90,9 @@ inline std::string text_of(const TraceLine& line) {
   return text;
 }
 
-inline const json::value chat_body = json::parse(
-    R"({"model":"simulated-llm","messages":[{"role":"user","content":"caf\u00e9?"}],"stream":true})");
+inline const std::string chat_text =
+    R"({"model":"simulated-llm","messages":[{"role":"user","content":"caf\u00e9?"}],"stream":true})";
+inline const json::value chat_body = json::parse(chat_text);
 
 inline const Headers chat_headers{{"host", "127.0.0.1:8000"}, {"content-type", "application/json"},
                                   {"authorization", "Bearer sk-a-credential"}, {"x-session-id", "conv 7/a"}};
@@ -100,7 +101,7 @@ inline const Headers chat_headers{{"host", "127.0.0.1:8000"}, {"content-type", "
 inline void streamed_request(const RequestRecorder& recorder, std::int64_t engine_id, int frames = 2,
                              Outcome outcome = Outcome::completed) {
   RequestRecorder::Request request = recorder.arrive("/v1/chat/completions", chat_headers);
-  recorder.accept(request, chat_body);
+  recorder.accept(request, chat_text, chat_body);
   recorder.first_token(request);
   for (int i = 0; i < frames; ++i) recorder.sent(request, "data: {\"n\":" + std::to_string(i) + "}\n\n");
   recorder.finish(request, outcome, EngineReport{.request_id = engine_id, .arrival_time = 1, .first_scheduled_time = 2});

@@ -19,6 +19,13 @@ namespace {
 constexpr std::int64_t whole_second_us = 1788444309LL * 1'000'000;
 const std::chrono::system_clock::time_point at_whole_second{std::chrono::microseconds(whole_second_us)};
 
+// The body member of a request line holding `sent`.
+std::string body_text_of(std::string sent) {
+  const std::string line = text_of(RequestLine{.route = "/v1/completions", .status = "accepted", .body = std::move(sent)});
+  const std::size_t body = line.find(R"("body":)");
+  return line.substr(body + 7, line.size() - body - 8);
+}
+
 }  // namespace
 
 BOOST_AUTO_TEST_SUITE(trace_lines)
@@ -36,7 +43,7 @@ BOOST_AUTO_TEST_CASE(a_request_line_has_the_reference_keys_in_its_order_and_no_c
                          .route = "/v1/chat/completions",
                          .status = "accepted",
                          .headers = chat_headers,
-                         .body = json::parse(R"({"model":"m","prompt":"caf\u00e9"})")};
+                         .body = R"({"model":"m","prompt":"caf\u00e9"})"};
   BOOST_TEST(text_of(line) ==
              R"({"event":"request","trace_id":"tr_0123","session":"conv_7_a",)"
              R"("recorded_at":"2026-09-03T14:05:09+00:00","server_arrival_time":12.5,)"
@@ -62,6 +69,27 @@ BOOST_AUTO_TEST_CASE(a_response_line_has_the_reference_keys_in_its_order) {
              R"("client_id":41,"disagg_request_id":41,"ctx_request_id":null,)"
              R"("termination":{"cause":"client_disconnected","detail":"write failed"},)"
              R"("response":{"kind":"sse_text","body":"data: {}\n\n"}})");
+}
+
+BOOST_AUTO_TEST_CASE(a_body_is_written_as_python_reads_it_integers_of_any_size_exact) {
+  const std::string sent = R"({"seed":123456789012345678901234,"n":-98765432109876543210,"zero":-0,)"
+                           R"("t":0.1000000000000000055511151231257827,"big":1e400,"a":[1,{"k":1,"k":[2, 3]}],)"
+                           R"("k":"\u00e9\/","k2":NaN,"n":18446744073709551615})";
+  BOOST_TEST(body_text_of(sent) == R"({"seed":123456789012345678901234,"n":18446744073709551615,"zero":0,"t":0.1,)"
+                                   R"("big":Infinity,"a":[1,{"k":[2,3]}],"k":")" "\xC3\xA9" R"(/","k2":NaN})");
+}
+
+BOOST_AUTO_TEST_CASE(a_body_without_wide_integers_is_written_as_python_reads_it) {
+  const std::string sent = R"({"model":"m","temperature":1E2,"x":-0.0,"x":-Infinity,"top_p":5e-324,"s":"tab\there"})";
+  BOOST_TEST(body_text_of(sent) == R"({"model":"m","temperature":100.0,"x":-Infinity,"top_p":5e-324,"s":"tab\there"})");
+}
+
+BOOST_AUTO_TEST_CASE(a_body_that_is_not_json_makes_the_line_malformed_unless_recorded_as_unparsed) {
+  RequestLine line{.route = "/v1/completions", .status = "rejected_400", .body = "{\"model\":"};
+  std::string text;
+  BOOST_CHECK_THROW(append_trace_line(line, text), jsonl::MalformedRecord);
+  line.body_parse_error = "cut short";
+  BOOST_TEST(text_of(line).find(R"("body":"{\"model\":")") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(the_session_is_the_bodys_conversation_id_before_any_header) {

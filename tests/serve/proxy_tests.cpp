@@ -249,6 +249,25 @@ BOOST_AUTO_TEST_CASE(a_restarted_worker_writes_files_of_its_own) {
   BOOST_TEST(restarted.lines("perf_metrics-generation").size() == 2u);
 }
 
+BOOST_AUTO_TEST_CASE(a_client_that_hangs_up_during_a_hop_of_an_answer_sent_whole_is_traced_client_disconnected) {
+  Deployment deployment;
+  deployment.context.signal(SIGSTOP);  // the context hop waits
+  tcp::socket socket = deployment.proxy.connect();
+  net::write(socket, net::buffer(raw_post(chat_request(false))));
+  socket.close();
+  const std::string ended = R"(jsonl_serve_requests_total{route="/v1/chat/completions",status="client_disconnected"})";
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (deployment.proxy.metric(ended) < 1) BOOST_REQUIRE(Clock::now() < deadline);
+  deployment.context.signal(SIGCONT);
+  deployment.stop();
+  const auto responses = deployment.proxy.lines("responses");
+  BOOST_REQUIRE_EQUAL(responses.size(), 1u);
+  BOOST_TEST(text_of(responses[0].at("status")) == "client_disconnected");
+  BOOST_TEST(json::serialize(responses[0].at("response")) == R"({"kind":"json","body":null})");
+  BOOST_TEST(!responses[0].contains("termination"));
+  BOOST_TEST(deployment.proxy.lines("perf_metrics-disagg").empty());
+}
+
 BOOST_AUTO_TEST_CASE(a_proxy_stopped_with_a_hop_in_flight_ends_it_at_the_drain_timeout_as_server_shutdown) {
   Deployment deployment;
   deployment.context.signal(SIGSTOP);

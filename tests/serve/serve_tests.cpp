@@ -286,6 +286,76 @@ BOOST_AUTO_TEST_CASE(a_client_that_hangs_up_mid_stream_is_traced_client_disconne
   BOOST_TEST(server.lines("perf_metrics").empty());  // an engine reports what it finished
 }
 
+BOOST_AUTO_TEST_CASE(a_client_that_hangs_up_before_an_answer_sent_whole_is_traced_client_disconnected_at_once) {
+  Served server({"--ttft-ms", "const:600000"});  // an answer ten minutes away
+  tcp::socket socket = server.connect();
+  net::write(socket, net::buffer(raw_post(chat_request(false, 4))));
+  socket.close();
+  const std::string ended = R"(jsonl_serve_requests_total{route="/v1/chat/completions",status="client_disconnected"})";
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (server.metric(ended) < 1) BOOST_REQUIRE(Clock::now() < deadline);
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  const auto responses = server.lines("responses");
+  BOOST_REQUIRE_EQUAL(responses.size(), 1u);
+  BOOST_TEST(text_of(responses[0].at("status")) == "client_disconnected");
+  BOOST_TEST(json::serialize(responses[0].at("response")) == R"({"kind":"json","body":null})");
+  BOOST_TEST(!responses[0].contains("termination"));
+  BOOST_TEST(server.lines("perf_metrics").empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_next_request_pipelined_behind_an_answer_sent_whole_is_answered_in_turn) {
+  Served server({"--ttft-ms", "const:50"});
+  tcp::socket socket = server.connect();
+  net::write(socket, net::buffer(raw_post(chat_request(false, 2)) + raw_post(chat_request(false, 2))));
+  std::string answers;
+  char buffer[4096];
+  const auto answered = [&] {
+    const std::size_t first = answers.find(R"("finish_reason")");
+    return first != std::string::npos && answers.find(R"("finish_reason")", first + 1) != std::string::npos;
+  };
+  while (!answered()) answers.append(buffer, socket.read_some(net::buffer(buffer)));
+  socket.close();
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  const auto responses = server.lines("responses");
+  BOOST_REQUIRE_EQUAL(responses.size(), 2u);
+  for (const auto& response : responses) BOOST_TEST(text_of(response.at("status")) == "completed");
+}
+
+BOOST_AUTO_TEST_CASE(a_top_level_field_the_references_model_does_not_declare_is_rejected_extra_forbidden) {
+  Served server;
+  const auto chat = server.post("/v1/chat/completions", R"({"model":"m","messages":[],"brand_new_field":{"nested":1}})");
+  const auto completion = server.post("/v1/completions", R"({"model":"m","prompt":"Hi","max_completion_tokens":3})");
+  const auto responses = server.post("/v1/responses", R"({"model":"m","input":"Hi","max_output_tokens":3,"extra":1})");
+  BOOST_TEST(chat.result_int() == 400u);
+  BOOST_TEST(completion.result_int() == 400u);
+  BOOST_TEST(responses.result_int() == 200u);  // the responses model allows extras
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  const auto requests = server.lines("requests");
+  BOOST_REQUIRE_EQUAL(requests.size(), 3u);
+  std::map<std::string, std::string> errors;
+  for (const auto& request : requests) {
+    if (request.contains("validation_errors")) errors[text_of(request.at("route"))] = json::serialize(request.at("validation_errors"));
+  }
+  BOOST_TEST(errors["/v1/chat/completions"] ==
+             R"([{"loc":["body","brand_new_field"],"type":"extra_forbidden","msg":"Extra inputs are not permitted"}])");
+  BOOST_TEST(errors["/v1/completions"] ==
+             R"([{"loc":["body","max_completion_tokens"],"type":"extra_forbidden","msg":"Extra inputs are not permitted"}])");
+  BOOST_TEST(errors.size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_clients_integers_of_any_size_and_nan_are_recorded_as_python_reads_them) {
+  Served server;
+  const auto response =
+      server.post("/v1/completions", R"({"model":"m","prompt":"Hi","max_tokens":2,"seed":123456789012345678901234,)"
+                                     R"("temperature":NaN,"top_p":1E0})");
+  BOOST_TEST(response.result_int() == 200u);
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  const std::vector<std::string> lines = server.raw_lines("requests");
+  BOOST_REQUIRE_EQUAL(lines.size(), 1u);
+  BOOST_TEST(lines[0].find(R"("body":{"model":"m","prompt":"Hi","max_tokens":2,"seed":123456789012345678901234,)"
+                       R"("temperature":NaN,"top_p":1.0})") != std::string::npos);
+}
+
 BOOST_AUTO_TEST_CASE(headers_sent_a_byte_a_second_are_closed_after_the_default_10_s_header_timeout) {
   Served server;
   tcp::socket socket = server.connect();

@@ -90,13 +90,19 @@ class Served {
   // stopped.
   std::vector<json::object> lines(const std::string& kind) const {
     std::vector<json::object> result;
+    for (const std::string& line : raw_lines(kind)) result.push_back(json::parse(line).as_object());
+    return result;
+  }
+  // The same lines as text.
+  std::vector<std::string> raw_lines(const std::string& kind) const {
+    std::vector<std::string> result;
     const std::filesystem::path root = dir_ / (kind.starts_with("perf_metrics") ? "perf_metrics" : "request_trace");
     if (!std::filesystem::exists(root)) return result;
     for (const auto& entry : std::filesystem::recursive_directory_iterator(root)) {
       const std::string name = entry.path().filename().string();
       if (!entry.is_regular_file() || !name.starts_with(kind + "-") || !name.ends_with(".jsonl")) continue;
       std::ifstream input(entry.path(), std::ios::binary);
-      for (std::string line; std::getline(input, line);) result.push_back(json::parse(line).as_object());
+      for (std::string line; std::getline(input, line);) result.push_back(std::move(line));
     }
     return result;
   }

@@ -198,6 +198,36 @@ BOOST_AUTO_TEST_CASE(nan_and_infinity_are_malformed) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(nan_and_infinity_are_spelt_as_python_does_when_allowed) {
+  std::string out;
+  jsonl::append_json(json::array{std::numeric_limits<double>::quiet_NaN(), std::numeric_limits<double>::infinity(),
+                                 -std::numeric_limits<double>::infinity(), 1.5},
+                     out, {.allow_nan = true});
+  BOOST_TEST(out == "[NaN,Infinity,-Infinity,1.5]");
+}
+
+BOOST_AUTO_TEST_CASE(a_stream_writes_an_integer_of_any_size_from_its_digits) {
+  std::string out;
+  {
+    jsonl::JsonTextStream stream(out);
+    stream.begin_array();
+    stream.integer_text("123456789012345678901234");
+    stream.integer_text("-98765432109876543210");
+    stream.integer_text("-0");
+    stream.end_array();
+  }
+  BOOST_TEST(out == "[123456789012345678901234,-98765432109876543210,0]");
+}
+
+BOOST_AUTO_TEST_CASE(a_stream_refuses_integer_digits_that_are_not_an_integer) {
+  for (const std::string_view text : {"", "-", "1.5", "1e5", "12a", "+1", "01", "NaN", " 1"}) {
+    std::string out;
+    jsonl::JsonTextStream stream(out);
+    stream.begin_array();
+    BOOST_CHECK_THROW(stream.integer_text(text), jsonl::MalformedRecord);
+  }
+}
+
 BOOST_AUTO_TEST_CASE(nesting_deeper_than_the_limit_is_malformed) {
   BOOST_TEST(text(nested_arrays(512)) == std::string(512, '[') + std::string(512, ']'));
   BOOST_CHECK_THROW(text(nested_arrays(513)), jsonl::MalformedRecord);

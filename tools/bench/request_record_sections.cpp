@@ -67,7 +67,8 @@ std::size_t counted(const std::string& line, const std::string& word) {
 // body with a prompt of 20 to 400 words) and the frames serve streams back.
 struct ServedRequest {
   jsonl::recording::Headers headers;
-  json::value body;
+  std::string text;  // the body as sent
+  json::value body;  // and as the handler parses it
   std::vector<std::string> frames;
 };
 
@@ -86,11 +87,12 @@ ServedRequest served_request(std::mt19937_64& random) {
                  {"max_tokens", tokens},
                  {"stream", true},
                  {"stream_options", {{"include_usage", true}}}};
+  served.text = json::serialize(served.body);
   served.headers = {{"Host", "jsonl-perf"},
                     {"Content-Type", "application/json"},
                     {"User-Agent", "jsonl-perf-client"},
                     {"Authorization", "Bearer sk-not-a-real-key"},
-                    {"Content-Length", std::to_string(json::serialize(served.body).size())}};
+                    {"Content-Length", std::to_string(served.text.size())}};
   Answer answer(Route::chat_completions, "simulated-llm", std::int64_t(count), 0, true);
   if (std::string opening = answer.stream_opening(); !opening.empty()) served.frames.push_back(std::move(opening));
   for (std::size_t i = 0; i < tokens; ++i) served.frames.push_back(answer.stream_token(vocabulary[random() % 8]));
@@ -101,7 +103,7 @@ ServedRequest served_request(std::mt19937_64& random) {
 // What the recorder is told of one streamed request, from arrival to its perf record.
 void record_one(const RequestRecorder& recorder, ServedRequest served, std::int64_t request_id) {
   RequestRecorder::Request request = recorder.arrive("/v1/chat/completions", std::move(served.headers));
-  recorder.accept(request, std::move(served.body));
+  recorder.accept(request, std::move(served.text), served.body);
   const double arrival = jsonl::recording::steady_seconds();
   recorder.first_token(request);
   for (const std::string& frame : served.frames) recorder.sent(request, frame);

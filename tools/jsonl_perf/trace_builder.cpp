@@ -94,7 +94,7 @@ jsonl::TraceRecord<TraceLine> TraceBuilder::request(double server_arrival_time) 
                                                     .route = "/v1/chat/completions",
                                                     .status = "accepted",
                                                     .headers = std::move(headers),
-                                                    .body = std::move(body)});
+                                                    .body = json::serialize(body)});
 }
 
 // As an aggregated server records it by default: the engine's id as client_id and

@@ -3,6 +3,7 @@ module;
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <new>
@@ -127,6 +128,15 @@ void JsonTextStream::unsigned_integer(std::uint64_t value) {
 void JsonTextStream::floating(double value) {
   writer().before_value();
   writer().floating(value);
+}
+
+void JsonTextStream::integer_text(std::string_view digits) {
+  const std::string_view magnitude = digits.starts_with('-') ? digits.substr(1) : digits;
+  const bool decimal = !magnitude.empty() && (magnitude.size() == 1 || magnitude.front() != '0') &&
+                       std::ranges::all_of(magnitude, [](char c) { return c >= '0' && c <= '9'; });
+  if (!decimal) throw MalformedRecord("not an integer's digits: \"" + std::string(digits.substr(0, 40)) + '"');
+  writer().before_value();
+  writer().put(magnitude == "0" ? magnitude : digits);
 }
 
 void JsonTextStream::string(std::string_view text) {

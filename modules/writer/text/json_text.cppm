@@ -1,5 +1,5 @@
 // JSON text with Python's bytes: what
-//   json.dumps(value, separators=(",", ":"), allow_nan=False, ensure_ascii=...)
+//   json.dumps(value, separators=(",", ":"), allow_nan=..., ensure_ascii=...)
 // produces for the same value.
 //
 //   - no whitespace; object members in insertion order;
@@ -7,10 +7,12 @@
 //     \u00xx; with ensure_ascii every code point from 0x7F up as \uxxxx (lowercase hex,
 //     a UTF-16 surrogate pair above 0xFFFF), without it those are written as UTF-8;
 //     an invalid UTF-8 sequence (its maximal subpart) becomes U+FFFD;
-//   - integers in decimal across the int64 and uint64 ranges;
+//   - integers in decimal across the int64 and uint64 ranges (a stream writes one of any
+//     size from its digits);
 //   - doubles as Python's repr(float): the shortest digits that round-trip, fixed
 //     notation for decimal exponents -4..15 (with ".0" when there is no fraction),
-//     otherwise d.ddde+XX with at least two exponent digits.
+//     otherwise d.ddde+XX with at least two exponent digits; NaN and the infinities as
+//     NaN, Infinity and -Infinity when allowed.
 module;
 
 #include <boost/json/value.hpp>
@@ -24,7 +26,8 @@ export module jsonl.writer:json_text;
 
 export namespace jsonl {
 
-// A record that cannot be represented as a line: a NaN or infinite number, nesting
+// A record that cannot be represented as a line: a NaN or infinite number (unless
+// allowed), nesting
 // deeper than the limit, or (in a configuration) a record missing what its schema needs.
 // The writer drops such a record alone and counts it as malformed.
 class MalformedRecord : public std::invalid_argument {
@@ -34,14 +37,17 @@ class MalformedRecord : public std::invalid_argument {
 
 struct JsonTextOptions {
   bool ensure_ascii = true;
+  // NaN and the infinities written as json.dumps(allow_nan=True) writes them; otherwise
+  // they make the value malformed.
+  bool allow_nan = false;
   // Arrays and objects nested deeper than this make the value malformed, so that no
   // value can exhaust the stack.
   std::size_t max_depth = 512;
 };
 
 // Appends `value` as JSON text to `out` and returns whether invalid UTF-8 had to be
-// replaced. Throws MalformedRecord for NaN, infinity or excessive nesting; `out` may then
-// hold part of the text and is the caller's to truncate.
+// replaced. Throws MalformedRecord for NaN or infinity (unless allowed) or excessive
+// nesting; `out` may then hold part of the text and is the caller's to truncate.
 bool append_json(const boost::json::value& value, std::string& out,
                  const JsonTextOptions& options = {});
 
@@ -69,7 +75,10 @@ class JsonTextStream {
   void boolean(bool value);
   void integer(std::int64_t value);
   void unsigned_integer(std::uint64_t value);
-  void floating(double value);  // NaN and infinity throw MalformedRecord
+  void floating(double value);  // NaN and infinity, unless allowed, throw MalformedRecord
+  // An integer of any size, from its decimal digits (an optional '-', no leading zero),
+  // written as Python writes an int ("-0" as 0). Anything else throws MalformedRecord.
+  void integer_text(std::string_view digits);
   void string(std::string_view text);
   void end_object();
   void begin_array();

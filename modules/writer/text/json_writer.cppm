@@ -177,6 +177,10 @@ class JsonTextWriter {
 
   void floating(double number) {
     if (!std::isfinite(number)) {
+      if (options_.allow_nan) {
+        out_ += std::isnan(number) ? "NaN" : number > 0 ? "Infinity" : "-Infinity";
+        return;
+      }
       throw MalformedRecord(std::string("Out of range float values are not JSON compliant: ") +
                             (std::isnan(number) ? "nan" : number > 0 ? "inf" : "-inf"));
     }

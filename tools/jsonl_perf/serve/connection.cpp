@@ -6,6 +6,7 @@
 #include <chrono>
 #include <utility>
 
+#include "../python_json.hpp"
 #include "connection.hpp"
 
 namespace jsonl_perf::serve {
@@ -140,10 +141,15 @@ void Connection::dispatch() {
   respond_text(404, "application/json", R"({"detail":"Not Found"})");
 }
 
-void Connection::reject(json::value body, json::array errors, std::optional<std::string> parse_error) {
+void Connection::reject(json::array errors, const json::value& parsed, std::optional<std::string> parse_error) {
   server_.metrics().ended(generation_->route, Ending::rejected_400);
   const std::string answer = bad_request_body(errors);
-  server_.recorder().reject(generation_->record, std::move(body), std::move(errors), std::move(parse_error));
+  std::string body = std::move(parser_->get().body());
+  if (parse_error) {
+    server_.recorder().reject_unparsed(generation_->record, std::move(body), std::move(*parse_error), std::move(errors));
+  } else {
+    server_.recorder().reject(generation_->record, std::move(body), parsed, std::move(errors));
+  }
   generation_.reset();
   respond_text(400, "application/json", answer);
 }
@@ -151,13 +157,13 @@ void Connection::reject(json::value body, json::array errors, std::optional<std:
 void Connection::generate(Route route) {
   InFlightRequest& g = *generation_;
   std::string& text = parser_->get().body();
-  json::stream_parser parser;
+  json::stream_parser parser({}, python_json_loads());
   beast::error_code error;
   const std::size_t used = parser.write(text.data(), text.size(), error);
   if (!error) parser.finish(error);
   if (error) {
     // Kept as text; the writer replaces invalid UTF-8 (and counts the line sanitized).
-    return reject(json::string(text), json_error(used, error.message()),
+    return reject(json_error(used, error.message()), nullptr,
                   "JSONDecodeError: " + error.message() + " at byte " + std::to_string(used));
   }
   json::value body = parser.release();
@@ -172,11 +178,12 @@ void Connection::generate(Route route) {
     errors.push_back({{"loc", json::array{"path"}}, {"type", "unsupported_route"},
                       {"msg", "The disaggregated proxy serves /v1/chat/completions and /v1/completions"}});
   }
-  if (!errors.empty()) return reject(std::move(body), std::move(errors), std::nullopt);
+  if (!errors.empty()) return reject(std::move(errors), body, std::nullopt);
   const auto& head = parser_->get();
   const auto asked = head.find(beast::string_view(return_metrics_field.data(), return_metrics_field.size()));
   g.return_metrics = asked != head.end() && asked->value() == "1";
-  server_.recorder().accept(g.record, body);
+  server_.recorder().accept(g.record, std::move(text), body);
+  if (!g.shape.stream) watch_for_hang_up();
   if (server_.upstreams()) {
     g.proxy = std::make_unique<ProxyState>();
     g.proxy->client_body = std::move(body);
@@ -231,6 +238,31 @@ void Connection::answer_clock_probe() {
   const double transmitted = jsonl::recording::steady_seconds();
   respond_text(200, "application/json",
                json::serialize(json::object{{"receive_ts", received}, {"transmit_ts", transmitted}}));
+}
+
+void Connection::watch_for_hang_up() {
+  stream_.socket().async_wait(net::ip::tcp::socket::wait_read,
+                              [self = shared_from_this(), watch = ++watch_](beast::error_code error) {
+                                if (watch != self->watch_ || error == net::error::operation_aborted) return;
+                                char byte;
+                                beast::error_code read_error;
+                                if (!error) {
+                                  self->stream_.socket().receive(net::buffer(&byte, 1), net::socket_base::message_peek,
+                                                                 read_error);
+                                  if (!read_error) return;  // a next request's bytes
+                                  if (read_error == net::error::would_block) return self->watch_for_hang_up();
+                                }
+                                self->on_hang_up();
+                              });
+}
+
+// The answer being made stops: the model's timer or the proxy's hop fails at once, and
+// finish() records the request as its client left it.
+void Connection::on_hang_up() {
+  InFlightRequest& g = *generation_;
+  g.hung_up = true;
+  timer_.cancel();
+  if (g.proxy && g.proxy->hop) g.proxy->hop->cancel();
 }
 
 void Connection::schedule_next_token() {
@@ -334,7 +366,11 @@ void Connection::end_stream(Outcome outcome, std::optional<Termination> terminat
 
 void Connection::finish(Outcome outcome, std::optional<Termination> termination, std::optional<json::value> payload) {
   InFlightRequest& g = *generation_;
-  if (closed_ && outcome != Outcome::completed) {
+  if (g.hung_up) {  // as the reference's proxy records it: nothing was sent
+    outcome = Outcome::client_disconnected;
+    termination.reset();
+    payload.reset();
+  } else if (closed_ && outcome != Outcome::completed) {
     outcome = Outcome::error;
     termination = Termination{"server_shutdown", "the server stopped before the answer ended"};
   }
@@ -362,6 +398,7 @@ void Connection::finish(Outcome outcome, std::optional<Termination> termination,
 
 void Connection::respond_text(unsigned status, std::string content_type, std::string body, bool close,
                               const MetricFields& fields, std::function<void(bool)> written) {
+  ++watch_;  // the answer goes out: a hang-up is now a failed write
   auto response = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(status),
                                                                       parser_ ? parser_->get().version() : 11);
   response->set(http::field::content_type, content_type);

@@ -11,6 +11,7 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/json/value.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -62,7 +63,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void dispatch();
   void answer_clock_probe();
   void generate(Route route);
-  void reject(boost::json::value body, boost::json::array errors, std::optional<std::string> parse_error);
+  // Answers 400 and records the body's text with `parsed`, its value; or, with
+  // `parse_error`, as a body that is not JSON.
+  void reject(boost::json::array errors, const boost::json::value& parsed, std::optional<std::string> parse_error);
+  // While an answer sent whole is made, whether the client hangs up (a stream finds it
+  // when a frame's write fails): the end of its stream, or a reset, ends the request
+  // client_disconnected. Bytes that come instead (a next request, pipelined) are left
+  // for the next read, and the watch ends. Ends when the answer begins to go out.
+  void watch_for_hang_up();
+  void on_hang_up();
   void schedule_next_token();
   void produce_token();
   void after_token();
@@ -100,6 +109,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::unique_ptr<InFlightRequest> generation_;  // the request being answered, if any
   bool in_request_ = false;
   bool closed_ = false;
+  std::uint64_t watch_ = 0;  // the hang-up watch that may act; another's wait is stale
 };
 
 // The request being answered, by the model or, on a proxy, by its workers: from its
@@ -115,6 +125,7 @@ struct Connection::InFlightRequest {
   std::optional<double> first_token;
   std::optional<double> last_token;
   std::size_t next_token = 0;
+  bool hung_up = false;  // the client left before the answer went out
   std::optional<DisaggregatedParams> disagg;  // a worker's hop of a disaggregated request
   bool return_metrics = false;                // the client asked for the worker's metrics
   std::unique_ptr<ProxyState> proxy;          // a proxy's request: its hops

@@ -2,9 +2,13 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <functional>
 #include <random>
+#include <span>
+#include <string_view>
 
 namespace jsonl_perf::serve {
 namespace {
@@ -65,6 +69,42 @@ void check_max_tokens(const json::object& body, std::string_view name, RequestSh
   }
 }
 
+// The top-level fields the reference's request models declare (max_tokens is the chat
+// model's alias of max_completion_tokens). Both forbid any other; the responses model
+// allows extras.
+constexpr std::array<std::string_view, 42> completion_fields{
+    "model", "prompt", "best_of", "echo", "frequency_penalty", "logit_bias", "logprobs", "max_tokens", "n",
+    "presence_penalty", "seed", "stop", "stream", "stream_options", "suffix", "temperature", "top_p", "user",
+    "lora_request", "prompt_ignore_length", "use_beam_search", "top_k", "top_p_min", "min_p", "repetition_penalty",
+    "length_penalty", "early_stopping", "stop_token_ids", "include_stop_str_in_output", "ignore_eos", "min_tokens",
+    "skip_special_tokens", "spaces_between_special_tokens", "truncate_prompt_tokens", "return_context_logits",
+    "detokenize", "thinking_token_budget", "add_special_tokens", "response_format", "disaggregated_params", "priority",
+    "conversation_params"};
+constexpr std::array<std::string_view, 58> chat_completion_fields{
+    "messages", "prompt_token_ids", "prompt_token_ids_b64", "model", "frequency_penalty", "logit_bias", "logprobs",
+    "top_logprobs", "max_completion_tokens", "max_tokens", "n", "presence_penalty", "response_format", "seed", "stop",
+    "stream", "stream_options", "temperature", "top_p", "tools", "tool_choice", "parallel_tool_calls",
+    "client_metadata", "service_tier", "user", "reasoning_effort", "thinking", "thinking_token_budget",
+    "prompt_ignore_length", "best_of", "use_beam_search", "top_k", "top_p_min", "min_p", "repetition_penalty",
+    "length_penalty", "early_stopping", "stop_token_ids", "include_stop_str_in_output", "ignore_eos", "min_tokens",
+    "skip_special_tokens", "spaces_between_special_tokens", "truncate_prompt_tokens", "lora_request", "echo",
+    "add_generation_prompt", "add_special_tokens", "documents", "chat_template", "chat_template_kwargs",
+    "media_io_kwargs", "disaggregated_params", "conversation_params", "cache_salt", "priority", "agent_hierarchy",
+    "mm_processor_kwargs"};
+
+// An extra_forbidden error for each top-level field the route's model does not declare.
+void check_no_extra_fields(Route route, const json::object& body, json::array& errors) {
+  if (route == Route::responses) return;
+  const std::span<const std::string_view> declared =
+      route == Route::chat_completions ? std::span<const std::string_view>(chat_completion_fields)
+                                       : std::span<const std::string_view>(completion_fields);
+  for (const auto& member : body) {
+    if (std::ranges::find(declared, std::string_view(member.key())) == declared.end()) {
+      errors.push_back(error({"body", member.key()}, "extra_forbidden", "Extra inputs are not permitted"));
+    }
+  }
+}
+
 }  // namespace
 
 std::optional<Route> route_at(std::string_view path) {
@@ -117,6 +157,7 @@ json::array validate(Route route, const json::value& body, RequestShape& shape) 
       errors.push_back(error({"body", "stream_options"}, "model_type", "Input should be a valid dictionary"));
     }
   }
+  check_no_extra_fields(route, *object, errors);
   return errors;
 }
 

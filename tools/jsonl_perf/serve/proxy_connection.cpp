@@ -213,6 +213,7 @@ void Connection::relay_events(std::shared_ptr<Hop> hop, std::string events) {
 // answer began, or, once a stream is under way, the stream ends with an error event.
 void Connection::fail_upstream(unsigned status, std::string message, Termination termination) {
   InFlightRequest& g = *generation_;
+  if (g.hung_up) return finish(Outcome::client_disconnected, std::nullopt);  // no one to answer
   const json::value payload = {{"error", {{"message", message}, {"type", "api_error"}, {"code", status}}}};
   if (g.head) {
     return write_frame(error_event(status, message), true, [this, termination = std::move(termination)]() mutable {
