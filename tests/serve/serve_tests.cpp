@@ -304,9 +304,14 @@ BOOST_AUTO_TEST_CASE(a_client_that_hangs_up_before_an_answer_sent_whole_is_trace
 }
 
 BOOST_AUTO_TEST_CASE(a_next_request_pipelined_behind_an_answer_sent_whole_is_answered_in_turn) {
-  Served server({"--ttft-ms", "const:50"});
+  Served server({"--ttft-ms", "const:2000"});
   tcp::socket socket = server.connect();
-  net::write(socket, net::buffer(raw_post(chat_request(false, 2)) + raw_post(chat_request(false, 2))));
+  net::write(socket, net::buffer(raw_post(chat_request(false, 2))));
+  // The next request comes while the first one's answer is being made.
+  const std::string accepted = R"(jsonl_records_submitted_total{subject="request trace",server_kind="server"})";
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (server.metric(accepted) < 1) BOOST_REQUIRE(Clock::now() < deadline);
+  net::write(socket, net::buffer(raw_post(chat_request(false, 2))));
   std::string answers;
   char buffer[4096];
   const auto answered = [&] {
