@@ -3,6 +3,8 @@
 // into one attempt directory, driven over HTTP; what they recorded read after they
 // stopped. One case a behaviour, the faults included.
 #define BOOST_TEST_MODULE proxy
+#include <boost/test/data/monomorphic.hpp>
+#include <boost/test/data/test_case.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <boost/asio/read_until.hpp>
@@ -13,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "canned_worker.hpp"
 #include "served.hpp"
 
 namespace {
@@ -162,6 +165,87 @@ BOOST_AUTO_TEST_CASE(a_refused_connection_gets_502_and_its_trace_says_why) {
   BOOST_REQUIRE_EQUAL(responses.size(), 1u);
   BOOST_TEST(text_of(responses[0].at("status")) == "error");
   BOOST_TEST(text_of(responses[0].at("termination").at("cause")) == "worker_unreachable");
+}
+
+// What a context worker may answer that the proxy cannot go on from, and the words its
+// trace line gives for it.
+struct FaultyAnswer {
+  std::string name;
+  std::string answer;
+  std::string cause;
+  std::string detail;
+};
+
+std::ostream& operator<<(std::ostream& out, const FaultyAnswer& fault) { return out << fault.name; }
+
+const std::string handed_params = R"("disaggregated_params":{"request_type":"context_only","ctx_request_id":5})";
+const std::vector<FaultyAnswer> faulty_context_answers{
+    {"not_json", CannedWorker::json_answer("the model is warming up"), "worker_error", "answered with what is not JSON"},
+    {"not_an_object", CannedWorker::json_answer("[1,2]"), "worker_error", "answered without a choice"},
+    {"without_choices", CannedWorker::json_answer(R"({"id":"cmpl-1"})"), "worker_error", "answered without a choice"},
+    {"without_params", CannedWorker::json_answer(R"({"choices":[{"index":0,"text":"hi","finish_reason":"stop"}]})"),
+     "worker_error", "answered without usable disaggregated_params"},
+    {"without_finish_reason", CannedWorker::json_answer(R"({"choices":[{"index":0,"text":"hi",)" + handed_params + "}]}"),
+     "worker_error", "answered without a finish_reason string"},
+    {"numeric_finish_reason",
+     CannedWorker::json_answer(R"({"choices":[{"index":0,"text":"hi","finish_reason":1,)" + handed_params + "}]}"),
+     "worker_error", "answered without a finish_reason string"},
+    {"cut_short", CannedWorker::json_answer(R"({"choices":[{"index":0,"text":"hi")", true), "worker_lost", ""}};
+
+BOOST_DATA_TEST_CASE(a_context_answer_the_proxy_cannot_use_gets_every_client_502_and_the_proxy_stays_up,
+                     boost::unit_test::data::make(faulty_context_answers), fault) {
+  CannedWorker context(fault.answer);
+  Served generation({"--role", "generation"});
+  Served proxy({"--role", "proxy", "--ctx-url", context.url(), "--gen-url", generation.url()});
+  for (const std::string route : {"/v1/chat/completions", "/v1/completions"}) {
+    for (const bool stream : {false, true}) {
+      json::object body{{"model", "m"}, {"max_tokens", 4}, {"stream", stream}};
+      if (route == "/v1/completions") {
+        body["prompt"] = "Hi";
+      } else {
+        body["messages"] = json::array{json::object{{"role", "user"}, {"content", "Hi"}}};
+      }
+      const auto answer = proxy.post(route, json::serialize(body));
+      BOOST_TEST(answer.result_int() == 502u);
+      BOOST_TEST(json::parse(answer.body()).at("detail").as_string().find("context worker") != std::string::npos);
+    }
+  }
+  BOOST_TEST(proxy.request(http::verb::get, "/health").result_int() == 200u);
+  BOOST_REQUIRE_EQUAL(proxy.stop(), 0);
+  BOOST_TEST(proxy.log().find(".hpp") == std::string::npos);  // no library's source path in what it says
+  const auto responses = proxy.lines("responses");
+  BOOST_REQUIRE_EQUAL(responses.size(), 4u);
+  for (const auto& response : responses) {
+    BOOST_TEST(text_of(response.at("status")) == "error");
+    BOOST_TEST(text_of(response.at("termination").at("cause")) == fault.cause);
+    BOOST_TEST(text_of(response.at("termination").at("detail")).find(fault.detail) != std::string::npos);
+  }
+  each_request_traced_once(proxy);
+}
+
+BOOST_AUTO_TEST_CASE(a_generation_answer_sent_whole_that_is_not_an_answer_gets_502) {
+  Served context({"--role", "context"});
+  for (const std::string& faulty : {std::string("not JSON"), std::string(R"({"id":"cmpl-1"})")}) {
+    CannedWorker generation(CannedWorker::json_answer(faulty));
+    Served proxy({"--role", "proxy", "--ctx-url", context.url(), "--gen-url", generation.url()});
+    const auto answer = proxy.post("/v1/chat/completions", chat_request(false));
+    BOOST_TEST(answer.result_int() == 502u);
+    BOOST_REQUIRE_EQUAL(proxy.stop(), 0);
+    const auto responses = proxy.lines("responses");
+    BOOST_REQUIRE_EQUAL(responses.size(), 1u);
+    BOOST_TEST(text_of(responses[0].at("termination").at("detail")).find("generation worker") != std::string::npos);
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_clock_handshake_answer_that_is_not_stamps_is_named_in_the_projects_words) {
+  CannedWorker context(CannedWorker::json_answer(R"({"receive_ts":"soon","transmit_ts":"later"})"));
+  Served generation({"--role", "generation"});
+  Served proxy({"--role", "proxy", "--ctx-url", context.url(), "--gen-url", generation.url()});
+  BOOST_REQUIRE_EQUAL(proxy.stop(), 0);
+  const std::string log = proxy.log();
+  BOOST_TEST(log.find("cannot align the clock of 127.0.0.1") != std::string::npos);
+  BOOST_TEST(log.find("/steady_clock_offset is not") != std::string::npos);
+  BOOST_TEST(log.find("boost") == std::string::npos);
 }
 
 BOOST_AUTO_TEST_CASE(a_connection_a_worker_resets_before_its_answer_gets_502) {

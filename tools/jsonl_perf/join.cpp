@@ -126,8 +126,7 @@ bool answer_carries_usage(std::string_view route_path, const json::value& respon
   if (const json::object* object = body->if_object()) return serve::carries_usage(*route, *object);
   bool found = false;
   if (const json::string* text = body->if_string()) {
-    std::size_t from = 0;
-    serve::for_each_event(*text, from, [&](const json::object& event) { found = found || serve::carries_usage(*route, event); });
+    serve::for_each_event(*text, [&](const json::object& event) { found = found || serve::carries_usage(*route, event); });
   }
   return found;
 }

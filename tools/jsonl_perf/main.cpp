@@ -8,6 +8,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "compression_flag.hpp"
 #include "serve/serving_commands.hpp"
 
 namespace {
@@ -30,30 +31,6 @@ std::string parse_rate(const std::string& text, std::optional<double>& rate) {
   } catch (const std::exception&) {
   }
   return "--rate: expected a positive number of records/s or 'max', got '" + text + "'";
-}
-
-// "none", "zstd" (level 1) or "zstd:LEVEL"; the writer checks the level's range.
-std::string parse_compression(const std::string& text, std::optional<int>& level) {
-  if (text == "none") {
-    level.reset();
-    return {};
-  }
-  if (text == "zstd") {
-    level = 1;
-    return {};
-  }
-  if (text.starts_with("zstd:")) {
-    try {
-      std::size_t used = 0;
-      const int value = std::stoi(text.substr(5), &used);
-      if (used == text.size() - 5) {
-        level = value;
-        return {};
-      }
-    } catch (const std::exception&) {
-    }
-  }
-  return "--compression: expected 'none', 'zstd' or 'zstd:LEVEL', got '" + text + "'";
 }
 
 }  // namespace
@@ -99,14 +76,14 @@ int main(int argc, char** argv) {
   std::string compression = "none";
   const std::string compression_help =
       "zstd[:LEVEL]: every append one zstd frame, in .jsonl.zst files (level 1 unless given)";
-  loadgen_command->add_option("--compression", compression, compression_help)->capture_default_str();
+  jsonl_perf::add_compression_flag(*loadgen_command, compression, compression_help);
 
   jsonl_perf::ReplayOptions replay;
   auto* replay_command = app.add_subcommand(
       "replay", "Write raw records (one JSON value a line) through a PerfMetricsJsonlWriter; print the file written");
   replay_command->add_option("--kind", replay.kind, "server kind, in the file name")->capture_default_str();
   replay_command->add_option("--output-dir", replay.output_dir, "where the JSONL file goes")->capture_default_str();
-  replay_command->add_option("--compression", compression, compression_help)->capture_default_str();
+  jsonl_perf::add_compression_flag(*replay_command, compression, compression_help);
   const std::string max_line_help = "a longer line is reported and skipped, never held";
   replay_command->add_option("--max-line-bytes", replay.max_line_bytes, max_line_help)
       ->check(CLI::PositiveNumber)->capture_default_str();
@@ -156,20 +133,16 @@ int main(int argc, char** argv) {
       loadgen.typed_records = records == "typed";
       loadgen.request_trace = config == "request-trace";
       if (durability != "default") loadgen.durable = durability == "on";
-      for (const std::string& problem :
-           {parse_rate(rate, loadgen.rate), parse_compression(compression, loadgen.zstd_level)}) {
-        if (problem.empty()) continue;
+      if (const std::string problem = parse_rate(rate, loadgen.rate); !problem.empty()) {
         std::cerr << "jsonl-perf: " << problem << '\n';
         return usage_error;
       }
+      loadgen.zstd_level = jsonl_perf::compression_level(compression);
       return jsonl_perf::run_loadgen(loadgen, std::cout, std::cerr);
     }
     if (const std::optional<int> status = serving.run(std::cout, std::cerr)) return *status;
     if (*replay_command) {
-      if (const std::string problem = parse_compression(compression, replay.zstd_level); !problem.empty()) {
-        std::cerr << "jsonl-perf: " << problem << '\n';
-        return usage_error;
-      }
+      replay.zstd_level = jsonl_perf::compression_level(compression);
       if (replay.input == "-") return jsonl_perf::run_replay(replay, std::cin, std::cout, std::cerr);
       std::ifstream input(replay.input, std::ios::binary);
       if (!input) {

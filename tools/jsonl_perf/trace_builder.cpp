@@ -12,6 +12,8 @@ module;
 #include <utility>
 #include <vector>
 
+#include "sse.hpp"
+
 module jsonl_perf.trace_builder;
 
 namespace jsonl_perf {
@@ -54,11 +56,11 @@ std::string sse_frames(std::string_view id, std::string_view answer, bool cut) {
                                {"object", "chat.completion.chunk"},
                                {"choices", json::array{json::object{{"index", 0},
                                                                     {"delta", {{"content", answer.substr(begin, end - begin)}}}}}}};
-    text += "data: " + jsonl::to_json_text(chunk, {.ensure_ascii = false}) + "\n\n";
+    text += jsonl_perf::sse::frame(jsonl::to_json_text(chunk, {.ensure_ascii = false}));
     begin = end;
     if (cut && ++frame == 2) return text;  // the client hung up mid-answer
   }
-  return text + "data: [DONE]\n\n";
+  return text + jsonl_perf::sse::frame(jsonl_perf::sse::done_data);
 }
 
 }  // namespace

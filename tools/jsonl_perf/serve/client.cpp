@@ -19,6 +19,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "sse.hpp"
 #include "url.hpp"
 
 namespace jsonl_perf::serve {
@@ -60,7 +61,7 @@ class Exchange : public std::enable_shared_from_this<Exchange> {
   beast::flat_buffer buffer_;
   http::request<http::string_body> request_;
   http::response_parser<http::string_body> parser_;
-  std::size_t scanned_ = 0;
+  std::size_t scanned_ = 0;  // where the next unread event of a stream begins
   bool reused_ = false;  // on a kept-alive connection, which the server may have closed meanwhile
   bool done_ = false;
 };
@@ -229,8 +230,8 @@ void Exchange::read_more() {
   if (done_) return;
   const std::string& body = parser_.get().body();
   if (result_.stream && result_.http_status == 200 && !result_.ttft_ms) {
-    for (std::size_t end; (end = body.find("\n\n", scanned_)) != std::string::npos; scanned_ = end + 2) {
-      if (event_carries_token(result_.route, std::string_view(body).substr(scanned_, end - scanned_))) {
+    while (const std::optional<std::string_view> event = sse::next_event(body, scanned_)) {
+      if (event_carries_token(result_.route, *event)) {
         result_.ttft_ms = ms_since(run_.start()) - result_.scheduled_ms;
         break;
       }
@@ -238,7 +239,9 @@ void Exchange::read_more() {
   }
   if (parser_.is_done()) {
     if (result_.stream) {
-      result_.usage_found = body.find(R"("usage":{)") != std::string::npos;
+      for_each_event(body, [&](const json::object& event) {
+        result_.usage_found = result_.usage_found || carries_usage(result_.route, event);
+      });
     } else if (result_.http_status == 200) {
       boost::system::error_code error;
       const json::value answer = json::parse(body, error);

@@ -93,7 +93,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // relayed to the client as it comes.
   void forward();
   void on_context_answer(std::shared_ptr<Hop> hop, std::optional<HopFailure> failed);
-  void answer_from_context(boost::json::value answer);
+  void answer_from_context(boost::json::value answer, std::string finish_reason);
   void on_generation_head(std::shared_ptr<Hop> hop, std::optional<HopFailure> failed);
   void relay(std::shared_ptr<Hop> hop);
   void relay_events(std::shared_ptr<Hop> hop, std::string events);

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "sse.hpp"
 #include "disaggregation.hpp"
 
 namespace jsonl_perf::serve {
@@ -118,7 +119,7 @@ MetricFields metric_fields(const WorkerTimes& times) {
 std::string metrics_event(const MetricFields& fields) {
   json::object data;
   for (const auto& [name, value] : fields) data[name] = value;
-  return "event: " + std::string(metrics_event_name) + "\ndata: " + json::serialize(data) + "\n\n";
+  return sse::frame(json::serialize(data), metrics_event_name);
 }
 
 std::optional<jsonl::recording::HopTimes> read_metric_fields(
@@ -143,12 +144,8 @@ std::optional<jsonl::recording::HopTimes> read_metric_fields(
 }
 
 std::optional<jsonl::recording::HopTimes> read_metrics_event(std::string_view event) {
-  const std::size_t data = event.find("data: ");
-  if (data == std::string_view::npos) return std::nullopt;
-  std::string_view payload = event.substr(data + 6);
-  payload = payload.substr(0, payload.find('\n'));
   boost::system::error_code failed;
-  const json::value fields = json::parse(payload, failed);
+  const json::value fields = json::parse(sse::data_of(event), failed);
   if (failed || !fields.is_object()) return std::nullopt;
   return read_metric_fields([&](std::string_view name) -> std::optional<std::string> {
     const json::value* value = fields.get_object().if_contains(name);
@@ -157,8 +154,6 @@ std::optional<jsonl::recording::HopTimes> read_metrics_event(std::string_view ev
   });
 }
 
-bool is_metrics_event(std::string_view event) {
-  return event.starts_with("event: " + std::string(metrics_event_name) + "\n");
-}
+bool is_metrics_event(std::string_view event) { return sse::name_of(event) == metrics_event_name; }
 
 }  // namespace jsonl_perf::serve

@@ -10,6 +10,8 @@
 #include <span>
 #include <string_view>
 
+#include "sse.hpp"
+
 namespace jsonl_perf::serve {
 namespace {
 
@@ -218,7 +220,7 @@ json::object Answer::chunk(json::object choice) const {
 std::string Answer::event(std::string_view type, json::object data) {
   json::object event{{"type", type}, {"sequence_number", sequence_number_++}};
   for (auto& field : data) event.emplace(field.key(), std::move(field.value()));
-  return "event: " + std::string(type) + "\ndata: " + json::serialize(event) + "\n\n";
+  return sse::frame(json::serialize(event), type);
 }
 
 json::object Answer::message_item(std::string_view status) const {
@@ -242,7 +244,7 @@ json::object Answer::response_object(std::string_view status) const {
 std::string Answer::stream_opening() {
   switch (route_) {
     case Route::chat_completions:
-      return "data: " + json::serialize(chunk({{"delta", {{"role", "assistant"}, {"content", ""}}}, {"finish_reason", nullptr}})) + "\n\n";
+      return sse::frame(json::serialize(chunk({{"delta", {{"role", "assistant"}, {"content", ""}}}, {"finish_reason", nullptr}})));
     case Route::completions:
       return {};
     case Route::responses:
@@ -265,9 +267,9 @@ std::string Answer::stream_token(std::string_view token) {
   add_token(token);
   switch (route_) {
     case Route::chat_completions:
-      return "data: " + json::serialize(chunk({{"delta", {{"content", token}}}, {"finish_reason", nullptr}})) + "\n\n";
+      return sse::frame(json::serialize(chunk({{"delta", {{"content", token}}}, {"finish_reason", nullptr}})));
     case Route::completions:
-      return "data: " + json::serialize(chunk({{"text", token}, {"logprobs", nullptr}, {"finish_reason", nullptr}})) + "\n\n";
+      return sse::frame(json::serialize(chunk({{"text", token}, {"logprobs", nullptr}, {"finish_reason", nullptr}})));
     case Route::responses:
       return event("response.output_text.delta",
                    {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0}, {"delta", token}});
@@ -288,14 +290,14 @@ std::string Answer::stream_closing(std::string_view finish_reason) {
   json::object finish = route_ == Route::chat_completions
                             ? json::object{{"delta", json::object()}, {"finish_reason", finish_reason}}
                             : json::object{{"text", ""}, {"logprobs", nullptr}, {"finish_reason", finish_reason}};
-  std::string text = "data: " + json::serialize(chunk(std::move(finish))) + "\n\n";
+  std::string text = sse::frame(json::serialize(chunk(std::move(finish))));
   if (include_usage_) {
     json::object usage_chunk = chunk({});
     usage_chunk["choices"] = json::array();
     usage_chunk.emplace("usage", usage());
-    text += "data: " + json::serialize(usage_chunk) + "\n\n";
+    text += sse::frame(json::serialize(usage_chunk));
   }
-  return text + "data: [DONE]\n\n";
+  return text + sse::frame(sse::done_data);
 }
 
 json::value Answer::body(std::string_view finish_reason) const {
@@ -323,17 +325,13 @@ json::value Answer::body(std::string_view finish_reason) const {
   return nullptr;
 }
 
-// The data of each whole server-sent event in `text` from `from` on; `from` moves past them.
-void for_each_event(std::string_view text, std::size_t& from, const std::function<void(const json::object&)>& visit) {
-  for (std::size_t end; (end = text.find("\n\n", from)) != std::string_view::npos; from = end + 2) {
-    std::string_view event(text.data() + from, end - from);
-    const std::size_t data = event.find("data: ");
-    if (data == std::string_view::npos) continue;
-    std::string_view payload = event.substr(data + 6);
-    payload = payload.substr(0, payload.find('\n'));
-    if (payload == "[DONE]") continue;
+void for_each_event(std::string_view text, const std::function<void(const json::object&)>& visit) {
+  std::size_t from = 0;
+  while (const std::optional<std::string_view> event = sse::next_event(text, from)) {
+    const std::string_view data = sse::data_of(*event);
+    if (data.empty() || data == sse::done_data) continue;
     boost::system::error_code error;
-    const json::value value = json::parse(payload, error);
+    const json::value value = json::parse(data, error);
     if (!error && value.is_object()) visit(value.get_object());
   }
 }

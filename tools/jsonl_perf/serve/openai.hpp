@@ -45,10 +45,9 @@ boost::json::array json_error(std::size_t offset, std::string_view what);
 // The 400 response's body for those errors.
 std::string bad_request_body(const boost::json::array& errors);
 
-// Reading an answer: the JSON data of each whole server-sent event of `text` from byte
-// `from` on ("[DONE]" and data that is not a JSON object skipped); `from` moves past them.
-void for_each_event(std::string_view text, std::size_t& from,
-                    const std::function<void(const boost::json::object&)>& visit);
+// Reading an answer: the JSON data of each whole server-sent event of `text` ("[DONE]"
+// and data that is not a JSON object skipped).
+void for_each_event(std::string_view text, const std::function<void(const boost::json::object&)>& visit);
 // Whether an event (or a body) of `route` carries the usage block (for /v1/responses,
 // under "response" of response.completed).
 bool carries_usage(Route route, const boost::json::object& event);

@@ -54,7 +54,7 @@ http::response<http::string_body> exchange(net::io_context& context, const Worke
   });
   context.restart();
   context.run();
-  if (failed) throw boost::system::system_error(failed);
+  if (failed) throw std::runtime_error(failed.message());
   return response;
 }
 
@@ -92,9 +92,18 @@ void Upstreams::align_clocks(std::ostream& log) {
           const double originate = jsonl::recording::steady_seconds();
           const auto response = exchange(context, worker, http::verb::get, "/steady_clock_offset", "");
           const double destination = jsonl::recording::steady_seconds();
-          const json::value stamps = json::parse(response.body());
-          const double receive = stamps.at("receive_ts").to_number<double>();
-          const double transmit = stamps.at("transmit_ts").to_number<double>();
+          boost::system::error_code unreadable;
+          const json::value stamps = json::parse(response.body(), unreadable);
+          const json::object* fields = unreadable ? nullptr : stamps.if_object();
+          const json::value* received = fields ? fields->if_contains("receive_ts") : nullptr;
+          const json::value* sent = fields ? fields->if_contains("transmit_ts") : nullptr;
+          if (response.result() != http::status::ok || !received || !received->is_number() || !sent ||
+              !sent->is_number()) {
+            throw std::runtime_error("its answer to GET /steady_clock_offset is not "
+                                     "{\"receive_ts\": seconds, \"transmit_ts\": seconds}");
+          }
+          const double receive = received->to_number<double>();
+          const double transmit = sent->to_number<double>();
           return std::pair{(destination - originate) - (transmit - receive),
                            ((receive - originate) + (transmit - destination)) / 2};
         };

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "hop.hpp"
+#include "sse.hpp"
 #include "recording.hpp"
-
 
 namespace jsonl_perf::serve {
 
@@ -34,7 +34,7 @@ struct ProxyState {
   boost::json::value client_body;
   jsonl::recording::ProxyReport report;
   std::shared_ptr<Hop> hop;  // the hop under way
-  std::string pending;       // the generation worker's bytes not yet a whole event
+  sse::EventSplitter events;  // the generation worker's stream
 };
 
 // The proxy's workers, taken in turn, and its request ids.

@@ -3,6 +3,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
+#include "sse.hpp"
 #include "connection.hpp"
 
 namespace jsonl_perf::serve {
@@ -21,9 +22,17 @@ json::object* first_choice(json::value& answer) {
   return list && !list->empty() ? list->front().if_object() : nullptr;
 }
 
+// Reads a worker's whole answer into `answer`: empty when it is a JSON object whose first
+// choice is an object; otherwise what is wrong with it, to follow "answered".
+std::string read_whole_answer(const std::string& text, json::value& answer) {
+  boost::system::error_code error;
+  answer = json::parse(text, error);
+  if (error) return "with what is not JSON (" + error.message() + ")";
+  return first_choice(answer) ? std::string() : std::string("without a choice");
+}
+
 std::string error_event(unsigned status, const std::string& message) {
-  return "data: " +
-         json::serialize(json::object{{"error", {{"message", message}, {"type", "api_error"}, {"code", status}}}}) + "\n\n";
+  return sse::frame(json::serialize(json::object{{"error", {{"message", message}, {"type", "api_error"}, {"code", status}}}}));
 }
 
 // What a worker's error answer says, without its address (its detail or message).
@@ -74,21 +83,25 @@ void Connection::on_context_answer(std::shared_ptr<Hop> hop, std::optional<HopFa
     const std::string message = worker_message(text, hop->status());
     return fail_upstream(hop->status(), message, {"worker_error", "context worker " + hop->worker() + ": " + message});
   }
-  boost::system::error_code error;
-  json::value answer = json::parse(text, error);
-  json::object* choice = error ? nullptr : first_choice(answer);
+  json::value answer;
+  std::string problem = read_whole_answer(text, answer);
+  json::object* choice = problem.empty() ? first_choice(answer) : nullptr;
   const json::value* params = choice ? choice->if_contains("disaggregated_params") : nullptr;
   json::array wrong;
   const std::optional<DisaggregatedParams> handed =
       params && params->is_object() ? read_disaggregated_params(*choice, wrong) : std::nullopt;
-  if (!handed || !handed->ctx_request_id || !wrong.empty()) {
-    const std::string detail = "context worker " + hop->worker() + " answered without usable disaggregated_params";
+  const json::value* reason = choice ? choice->if_contains("finish_reason") : nullptr;
+  if (problem.empty() && (!handed || !handed->ctx_request_id || !wrong.empty())) {
+    problem = "without usable disaggregated_params";
+  }
+  if (problem.empty() && (!reason || !reason->is_string())) problem = "without a finish_reason string";
+  if (!problem.empty()) {
+    const std::string detail = "context worker " + hop->worker() + " answered " + problem;
     return fail_upstream(502, detail, {"worker_error", detail});
   }
   p.report.ctx_request_id = handed->ctx_request_id;
   if (closed_) return finish(Outcome::error, Termination{"server_shutdown", "the server stopped before the answer began"});
-  const json::value* reason = choice->if_contains("finish_reason");
-  if (!reason || !reason->is_string() || reason->get_string() != "length") return answer_from_context(std::move(answer));
+  if (reason->get_string() != "length") return answer_from_context(std::move(answer), std::string(reason->get_string()));
 
   const Worker& worker = server_.upstreams()->next_generation();
   p.report.gen_server = worker.name;
@@ -106,7 +119,7 @@ void Connection::on_context_answer(std::shared_ptr<Hop> hop, std::optional<HopFa
 
 // The context worker's answer is the whole answer (it stopped before the length asked
 // for): sent to the client as the route sends it, without the hand-over fields.
-void Connection::answer_from_context(json::value answer) {
+void Connection::answer_from_context(json::value answer, std::string finish_reason) {
   InFlightRequest& g = *generation_;
   json::object& choice = *first_choice(answer);
   choice.erase("disaggregated_params");
@@ -132,7 +145,7 @@ void Connection::answer_from_context(json::value answer) {
                                                                 : choice.if_contains("text");
   const std::string text = content && content->is_string() ? std::string(content->get_string()) : std::string();
   std::string frames = stream.stream_opening() + stream.stream_token(text) +
-                       stream.stream_closing(choice.at("finish_reason").as_string());
+                       stream.stream_closing(finish_reason);
   begin_stream([this, frames = std::move(frames)]() mutable { write_frame(std::move(frames), true, [this] { end_stream(); }); });
 }
 
@@ -151,11 +164,14 @@ void Connection::on_generation_head(std::shared_ptr<Hop> hop, std::optional<HopF
         return self->fail_upstream(hop->status(), message,
                                    {"worker_error", "generation worker " + hop->worker() + ": " + message});
       }
+      json::value answer;
+      if (const std::string problem = read_whole_answer(text, answer); !problem.empty()) {
+        const std::string detail = "generation worker " + hop->worker() + " answered " + problem;
+        return self->fail_upstream(502, detail, {"worker_error", detail});
+      }
       g.proxy->report.gen = read_metric_fields([&](std::string_view name) { return hop->field(name); });
       self->server_.recorder().first_token(g.record);
-      boost::system::error_code error;
-      json::value answer = json::parse(text, error);
-      if (json::object* choice = error ? nullptr : first_choice(answer)) choice->erase("disaggregated_params");
+      first_choice(answer)->erase("disaggregated_params");
       // Serialized before the call: the order a call's arguments are evaluated in is
       // unspecified, and the callback's capture moves the answer away.
       std::string relayed = json::serialize(answer);
@@ -180,20 +196,19 @@ void Connection::relay(std::shared_ptr<Hop> hop) {
       return self->fail_upstream(failed->status, "generation worker: " + failed->detail, {failed->cause, failed->detail});
     }
     ProxyState& p = *self->generation_->proxy;
-    p.pending += hop->take_body();
+    p.events.feed(hop->take_body());
     std::string events;
-    std::size_t from = 0;
-    for (std::size_t end; (end = p.pending.find("\n\n", from)) != std::string::npos; from = end + 2) {
-      const std::string_view event(p.pending.data() + from, end - from);
-      if (is_metrics_event(event)) {
-        p.report.gen = read_metrics_event(event);
+    while (const std::optional<std::string_view> event = p.events.next()) {
+      if (is_metrics_event(*event)) {
+        p.report.gen = read_metrics_event(*event);
       } else {
-        events.append(event).append("\n\n");
+        events.append(*event).append(sse::event_end);
       }
     }
-    p.pending.erase(0, from);
     // A last event without its blank line: relayed as it is, unless it is the metrics one.
-    if (hop->body_done() && !p.pending.empty() && !is_metrics_event(p.pending)) events += std::exchange(p.pending, {});
+    if (hop->body_done()) {
+      if (std::string rest = p.events.take_rest(); !rest.empty() && !is_metrics_event(rest)) events += rest;
+    }
     self->relay_events(hop, std::move(events));
   });
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "../compression_flag.hpp"
 #include "../join.hpp"
 #include "client.hpp"
 #include "fleet.hpp"
@@ -54,7 +55,7 @@ struct ServerFlags {
     command.add_option("--durable-traces", durable_traces, "on: a trace line counts once fsync()ed (the default)")
         ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
     command.add_flag("--durable-perf-metrics", durable_perf_metrics, "perf metrics count once fsync()ed, with books");
-    command.add_option("--compression", compression, "none or zstd[:LEVEL], both streams")->capture_default_str();
+    add_compression_flag(command, compression, "none or zstd[:LEVEL], both streams");
     command.add_option("--disagg-request-id", disagg_request_id,
                        "a response line's disagg_request_id: engine (its request id, which the reference's analysis "
                        "joins on) or null (the reference server's bytes)")
@@ -98,13 +99,7 @@ struct ServerFlags {
     options.recording.linger = std::chrono::milliseconds(linger_ms);
     options.recording.hold_for = std::chrono::milliseconds(hold_ms);
     options.recording.on_writer_thread_start = writer_thread_start(writer_nice);
-    if (compression == "zstd") {
-      options.recording.zstd_level = 1;
-    } else if (compression.starts_with("zstd:")) {
-      options.recording.zstd_level = std::stoi(compression.substr(5));
-    } else if (compression != "none") {
-      throw std::invalid_argument("--compression: expected 'none', 'zstd' or 'zstd:LEVEL', got '" + compression + "'");
-    }
+    options.recording.zstd_level = compression_level(compression);
   }
 };
 
