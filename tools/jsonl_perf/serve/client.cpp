@@ -19,17 +19,13 @@
 #include <random>
 #include <stdexcept>
 
+#include "library_names.hpp"
 #include "sse.hpp"
 #include "url.hpp"
 
 namespace jsonl_perf::serve {
 namespace {
 
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace json = boost::json;
-using tcp = net::ip::tcp;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::string_view words[] = {"explain", "the", "cache", "of", "a", "server", "in", "two", "lines",

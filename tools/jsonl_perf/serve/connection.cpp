@@ -6,16 +6,13 @@
 #include <chrono>
 #include <utility>
 
+#include "library_names.hpp"
 #include "../python_json.hpp"
 #include "connection.hpp"
 
 namespace jsonl_perf::serve {
 namespace {
 
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace json = boost::json;
 using jsonl::recording::Outcome;
 using jsonl::recording::Termination;
 using SteadyTime = std::chrono::steady_clock::time_point;

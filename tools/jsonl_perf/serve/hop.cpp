@@ -4,15 +4,9 @@
 #include <boost/beast/http.hpp>
 
 #include "disaggregation.hpp"
+#include "library_names.hpp"
 
 namespace jsonl_perf::serve {
-namespace {
-
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-
-}  // namespace
 
 Hop::Hop(const net::any_io_executor& executor, const Worker& worker, std::chrono::milliseconds timeout)
     : worker_(worker), timeout_(timeout), stream_(executor) {

@@ -6,17 +6,12 @@
 #include <ostream>
 #include <stdexcept>
 
+#include "library_names.hpp"
 #include "proxy.hpp"
 #include "url.hpp"
 
 namespace jsonl_perf::serve {
 namespace {
-
-namespace net = boost::asio;
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace json = boost::json;
-using tcp = net::ip::tcp;
 
 constexpr int clock_probes = 5;
 constexpr double conclusive_delay = 0.005;  // a round trip this short ends the probing

@@ -3,14 +3,13 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
+#include "library_names.hpp"
 #include "sse.hpp"
 #include "connection.hpp"
 
 namespace jsonl_perf::serve {
 namespace {
 
-namespace beast = boost::beast;
-namespace json = boost::json;
 using jsonl::recording::Outcome;
 using jsonl::recording::Termination;
 

@@ -11,14 +11,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "library_names.hpp"
 #include "connection.hpp"
 #include "spdlog_destination.hpp"
 
 namespace jsonl_perf::serve {
 namespace {
-
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
 
 class Server final : public ServerContext {
  public:
