@@ -179,7 +179,10 @@ void write_python_json(JsonTextStream& out, std::string_view text) {
     return out.value(parsed.value());
   }
   json::basic_parser<PythonValueBuilder> parser(python_loads());
-  parser.write_some(false, text.data(), text.size(), error);
+  const std::size_t used = parser.write_some(false, text.data(), text.size(), error);
+  if (!error && text.find_first_not_of(" \t\r\n", used) != std::string_view::npos) {
+    throw MalformedRecord("the body holds more than one JSON value");
+  }
   if (error) throw MalformedRecord("the body is not JSON: " + error.message());
   write(out, parser.handler().root());
 }
