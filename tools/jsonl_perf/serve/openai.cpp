@@ -110,15 +110,10 @@ void check_no_extra_fields(Route route, const json::object& body, json::array& e
 }  // namespace
 
 std::optional<Route> route_at(std::string_view path) {
-  if (path == "/v1/chat/completions") return Route::chat_completions;
-  if (path == "/v1/completions") return Route::completions;
-  if (path == "/v1/responses") return Route::responses;
+  for (const Route route : every_route) {
+    if (route_path(route) == path) return route;
+  }
   return std::nullopt;
-}
-
-std::string_view route_path(Route route) {
-  constexpr std::string_view paths[] = {"/v1/chat/completions", "/v1/completions", "/v1/responses"};
-  return paths[static_cast<std::size_t>(route)];
 }
 
 json::array validate(Route route, const json::value& body, RequestShape& shape) {

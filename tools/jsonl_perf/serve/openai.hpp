@@ -7,6 +7,7 @@
 #include <boost/json/value.hpp>
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -18,9 +19,13 @@ namespace jsonl_perf::serve {
 enum class Route { chat_completions, completions, responses };
 inline constexpr std::array every_route{Route::chat_completions, Route::completions, Route::responses};
 
-// The route served at `path`, if any, and the path of a route.
+// The path of a route, and the route served at `path`, if any.
+constexpr std::string_view route_path(Route route) {
+  constexpr std::array<std::string_view, every_route.size()> paths{"/v1/chat/completions", "/v1/completions",
+                                                                   "/v1/responses"};
+  return paths[static_cast<std::size_t>(route)];
+}
 std::optional<Route> route_at(std::string_view path);
-std::string_view route_path(Route route);
 
 // What the server needs of a valid request body.
 struct RequestShape {

@@ -18,7 +18,6 @@
 #include <vector>
 
 #include "hop.hpp"
-#include "sse.hpp"
 #include "recording.hpp"
 
 namespace jsonl_perf::serve {
@@ -27,14 +26,6 @@ struct ProxyOptions {
   std::vector<std::string> ctx_urls;  // http://HOST:PORT of each context worker
   std::vector<std::string> gen_urls;  // and of each generation worker
   std::chrono::milliseconds hop_timeout{180'000};  // the reference's default
-};
-
-// One request on its way through the proxy.
-struct ProxyState {
-  boost::json::value client_body;
-  jsonl::recording::ProxyReport report;
-  std::shared_ptr<Hop> hop;  // the hop under way
-  sse::EventSplitter events;  // the generation worker's stream
 };
 
 // The proxy's workers, taken in turn, and its request ids.

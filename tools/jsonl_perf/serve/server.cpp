@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "library_names.hpp"
-#include "connection.hpp"
+#include "session.hpp"
 #include "spdlog_destination.hpp"
 
 namespace jsonl_perf::serve {
@@ -24,6 +24,7 @@ class Server final : public ServerContext {
       : options_(options),
         model_(options.model),
         recorder_(make_recorder(options.recording, options.record_with_spdlog)),
+        answer_generation_(options.proxy ? proxy_request : model_request),
         control_(net::make_strand(context_)),
         acceptor_(control_),
         signals_(control_, SIGINT, SIGTERM),
@@ -74,15 +75,19 @@ class Server final : public ServerContext {
   Upstreams* upstreams() override { return upstreams_.get(); }
   bool stopping() const override { return stopping_.load(); }
 
-  void opened(const std::shared_ptr<Connection>& connection) override {
+  void opened(const std::shared_ptr<Session>& session) override {
     const std::lock_guard lock(mutex_);
-    connections_.emplace(connection.get(), connection);
+    sessions_.emplace(session.get(), session);
   }
 
-  void closed(const Connection* connection) override {
+  void closed(const Session* session) override {
     const std::lock_guard lock(mutex_);
-    connections_.erase(connection);
-    if (stopping_ && connections_.empty()) net::post(control_, [this] { drain_timer_.cancel(); });
+    sessions_.erase(session);
+    if (stopping_ && sessions_.empty()) net::post(control_, [this] { drain_timer_.cancel(); });
+  }
+
+  std::shared_ptr<RequestHandler> arrive(Route route, jsonl::recording::Headers headers) override {
+    return answer_generation_(*this, route, std::move(headers));
   }
 
  private:
@@ -90,7 +95,7 @@ class Server final : public ServerContext {
     acceptor_.async_accept(net::make_strand(context_), [this](boost::system::error_code error, tcp::socket socket) {
       if (!acceptor_.is_open()) return;
       // Out of file descriptors (EMFILE) or an aborted handshake: that connection only.
-      if (!error) std::make_shared<Connection>(std::move(socket), *this)->start();
+      if (!error) std::make_shared<Session>(std::move(socket), *this)->start();
       accept();
     });
   }
@@ -99,37 +104,39 @@ class Server final : public ServerContext {
     stopping_ = true;
     boost::system::error_code ignored;
     acceptor_.close(ignored);
-    for_each_connection([](Connection& connection) { connection.stop(false); });
+    for_each_session([](Session& session) { session.stop(false); });
     drain_timer_.expires_after(options_.drain_timeout);
     drain_timer_.async_wait([this](boost::system::error_code error) {
-      if (!error) for_each_connection([](Connection& connection) { connection.stop(true); });
+      if (!error) for_each_session([](Session& session) { session.stop(true); });
     });
     const std::lock_guard lock(mutex_);
-    if (connections_.empty()) drain_timer_.cancel();
+    if (sessions_.empty()) drain_timer_.cancel();
   }
 
   template <class Action>
-  void for_each_connection(Action action) {
-    std::vector<std::shared_ptr<Connection>> live;
+  void for_each_session(Action action) {
+    std::vector<std::shared_ptr<Session>> live;
     {
       const std::lock_guard lock(mutex_);
-      for (auto& [key, weak] : connections_) {
-        if (auto connection = weak.lock()) live.push_back(std::move(connection));
+      for (auto& [key, weak] : sessions_) {
+        if (auto session = weak.lock()) live.push_back(std::move(session));
       }
     }
-    for (auto& connection : live) action(*connection);
+    for (auto& session : live) action(*session);
   }
 
   const ServeOptions& options_;
   SimulatedModel model_;
   std::unique_ptr<jsonl::recording::RequestRecorder> recorder_;
-  // After the recorder it reads, before the context whose connections count themselves
-  // out of it as they are destroyed.
+  // The role's handler of generation requests, chosen once.
+  std::shared_ptr<RequestHandler> (*const answer_generation_)(ServerContext&, Route, jsonl::recording::Headers);
+  // After the recorder it reads, before the context whose sessions count themselves out
+  // of it as they are destroyed.
   ServerMetrics metrics_{*recorder_};
   std::atomic<bool> stopping_{false};
-  // Connections unregister as they go, so the registry outlives the context.
+  // Sessions unregister as they go, so the registry outlives the context.
   std::mutex mutex_;
-  std::unordered_map<const Connection*, std::weak_ptr<Connection>> connections_;
+  std::unordered_map<const Session*, std::weak_ptr<Session>> sessions_;
   net::io_context context_;
   std::unique_ptr<Upstreams> upstreams_;
   // Accepting, the stop signal and the drain timer, one at a time whatever --threads.

@@ -34,7 +34,9 @@ ServerMetrics::ServerMetrics(const jsonl::recording::RequestRecorder& recorder)
                             .Name("jsonl_serve_connections_open")
                             .Help("Connections open now.")
                             .Register(registry_)
-                            .Add({})) {
+                            .Add({})),
+      exceptions_(counter(registry_, "jsonl_serve_exceptions_total",
+                          "Requests an exception ended (answered 500, or 502 on a proxy, when nothing was sent yet).")) {
   auto& refusals = prometheus::BuildCounter()
                        .Name("jsonl_serve_refused_total")
                        .Help("Requests refused before reaching a handler (never traced), by reason.")
@@ -61,6 +63,8 @@ void ServerMetrics::connection_closed() { connections_open_.Decrement(); }
 void ServerMetrics::refused(Refusal reason) { refused_[std::size_t(reason)]->Increment(); }
 
 void ServerMetrics::ended(Route route, Ending ending) { endings_[std::size_t(route)][std::size_t(ending)]->Increment(); }
+
+void ServerMetrics::exception() { exceptions_.Increment(); }
 
 std::string ServerMetrics::text() const {
   // Recording off (or into spdlog), the writers' families have no samples: left out.

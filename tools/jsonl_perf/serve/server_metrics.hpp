@@ -34,6 +34,8 @@ class ServerMetrics {
   void connection_closed();
   void refused(Refusal reason);
   void ended(Route route, Ending ending);
+  // An exception ended a request (the session's exception boundary).
+  void exception();
 
   // The exposition in Prometheus's text format: the writers' families, then the
   // server's.
@@ -46,6 +48,7 @@ class ServerMetrics {
   std::unique_ptr<prometheus::Collectable> writers_;
   prometheus::Counter& connections_;
   prometheus::Gauge& connections_open_;
+  prometheus::Counter& exceptions_;
   std::array<prometheus::Counter*, std::size_t(Refusal::count)> refused_;
   std::array<Endings, every_route.size()> endings_;
 };

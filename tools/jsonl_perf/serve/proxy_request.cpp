@@ -1,0 +1,257 @@
+// The proxy's handler: the context hop, then the generation hop, whose answer is relayed
+// to the client as it comes. Every field read from a worker's answer is checked first: a
+// worker answer the proxy cannot use gets the client a 502.
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+#include <utility>
+
+#include "library_names.hpp"
+#include "sse.hpp"
+#include "traced_request.hpp"
+
+namespace jsonl_perf::serve {
+namespace {
+
+// The first choice's object of a chat or completion answer, if it has one.
+json::object* first_choice(json::value& answer) {
+  json::object* object = answer.if_object();
+  json::value* choices = object ? object->if_contains("choices") : nullptr;
+  json::array* list = choices ? choices->if_array() : nullptr;
+  return list && !list->empty() ? list->front().if_object() : nullptr;
+}
+
+// Reads a worker's whole answer into `answer`: empty when it is a JSON object whose first
+// choice is an object; otherwise what is wrong with it, to follow "answered".
+std::string read_whole_answer(const std::string& text, json::value& answer) {
+  boost::system::error_code error;
+  answer = json::parse(text, error);
+  if (error) return "with what is not JSON (" + error.message() + ")";
+  return first_choice(answer) ? std::string() : std::string("without a choice");
+}
+
+std::string error_event(unsigned status, const std::string& message) {
+  return sse::frame(json::serialize(json::object{{"error", {{"message", message}, {"type", "api_error"}, {"code", status}}}}));
+}
+
+// What a worker's error answer says, without its address (its detail or message).
+std::string worker_message(std::string_view body, unsigned status) {
+  boost::system::error_code failed;
+  const json::value value = json::parse(body, failed);
+  if (!failed && value.is_object()) {
+    for (const char* key : {"detail", "error", "message"}) {
+      if (const json::value* found = value.get_object().if_contains(key)) {
+        return found->is_string() ? std::string(found->get_string()) : json::serialize(*found);
+      }
+    }
+  }
+  return "the worker answered with status " + std::to_string(status);
+}
+
+class ProxyRequest final : public TracedRequest {
+ public:
+  ProxyRequest(ServerContext& server, Route route, jsonl::recording::Headers headers)
+      : TracedRequest(server, route, std::move(headers), 502) {}
+
+  void cancel() override {
+    if (hop_) hop_->cancel();
+  }
+
+ private:
+  void begin(json::value body) override;
+  void record_end(Outcome outcome, std::optional<Termination> termination, std::optional<json::value> payload) override;
+  void on_context_answer(std::optional<HopFailure> failed);
+  void answer_from_context(json::value answer, std::string finish_reason);
+  void on_generation_head(std::optional<HopFailure> failed);
+  void on_generation_whole(std::optional<HopFailure> failed);
+  void relay();
+  void relay_events(std::string events);
+  // A hop failed or a worker refused: the client is answered with `status` before its
+  // answer began, or, once a stream is under way, the stream ends with an error event.
+  void fail_upstream(unsigned status, std::string message, Termination termination);
+  // The hop's failure, as the client is answered and the request traced.
+  void fail_hop(std::string_view worker, const HopFailure& failure);
+
+  json::value client_body_;
+  jsonl::recording::ProxyReport report_;
+  std::shared_ptr<Hop> hop_;   // the hop under way
+  sse::EventSplitter events_;  // the generation worker's stream
+  bool first_token_seen_ = false;
+};
+
+void ProxyRequest::begin(json::value body) {
+  if (exchange_->closing()) {
+    return finish(Outcome::error, Termination{"server_shutdown", "the server stopped before the answer began"});
+  }
+  client_body_ = std::move(body);
+  Upstreams& upstreams = *server_.upstreams();
+  report_.disagg_request_id = upstreams.next_disagg_request_id();
+  report_.ctx_dispatch_time = jsonl::recording::steady_seconds();
+  const Worker& worker = upstreams.next_context();
+  report_.ctx_server = worker.name;
+  json::object hop_body = client_body_.as_object();
+  hop_body["stream"] = false;
+  hop_body.erase("stream_options");
+  hop_body["disaggregated_params"] =
+      params_json({.request_type = HopType::context_only, .disagg_request_id = report_.disagg_request_id});
+  hop_ = std::make_shared<Hop>(exchange_->executor(), worker, upstreams.timeout());
+  hop_->send(std::string(route_path(route_)), json::serialize(hop_body), guard([this](std::optional<HopFailure> failed) {
+               if (failed) return on_context_answer(std::move(failed));
+               hop_->read_all(guard([this](std::optional<HopFailure> failed) { on_context_answer(std::move(failed)); }));
+             }));
+}
+
+void ProxyRequest::fail_hop(std::string_view worker, const HopFailure& failure) {
+  fail_upstream(failure.status, std::string(worker) + " worker: " + failure.detail, {failure.cause, failure.detail});
+}
+
+void ProxyRequest::on_context_answer(std::optional<HopFailure> failed) {
+  if (failed) return fail_hop("context", *failed);
+  report_.ctx = read_metric_fields([&](std::string_view name) { return hop_->field(name); });
+  const std::string text = hop_->take_body();
+  if (hop_->status() != 200) {
+    const std::string message = worker_message(text, hop_->status());
+    return fail_upstream(hop_->status(), message, {"worker_error", "context worker " + hop_->worker() + ": " + message});
+  }
+  json::value answer;
+  std::string problem = read_whole_answer(text, answer);
+  json::object* choice = problem.empty() ? first_choice(answer) : nullptr;
+  const json::value* params = choice ? choice->if_contains("disaggregated_params") : nullptr;
+  json::array wrong;
+  const std::optional<DisaggregatedParams> handed =
+      params && params->is_object() ? read_disaggregated_params(*choice, wrong) : std::nullopt;
+  const json::value* reason = choice ? choice->if_contains("finish_reason") : nullptr;
+  if (problem.empty() && (!handed || !handed->ctx_request_id || !wrong.empty())) {
+    problem = "without usable disaggregated_params";
+  }
+  if (problem.empty() && (!reason || !reason->is_string())) problem = "without a finish_reason string";
+  if (!problem.empty()) {
+    const std::string detail = "context worker " + hop_->worker() + " answered " + problem;
+    return fail_upstream(502, detail, {"worker_error", detail});
+  }
+  report_.ctx_request_id = handed->ctx_request_id;
+  if (exchange_->closing()) {
+    return finish(Outcome::error, Termination{"server_shutdown", "the server stopped before the answer began"});
+  }
+  if (reason->get_string() != "length") return answer_from_context(std::move(answer), std::string(reason->get_string()));
+
+  const Worker& worker = server_.upstreams()->next_generation();
+  report_.gen_server = worker.name;
+  json::object body = client_body_.as_object();
+  DisaggregatedParams generation = *handed;
+  generation.request_type = HopType::generation_only;
+  generation.disagg_request_id = report_.disagg_request_id;
+  body["disaggregated_params"] = params_json(generation);
+  hop_ = std::make_shared<Hop>(exchange_->executor(), worker, server_.upstreams()->timeout());
+  hop_->send(std::string(route_path(route_)), json::serialize(body),
+             guard([this](std::optional<HopFailure> failed) { on_generation_head(std::move(failed)); }));
+}
+
+// The context worker's answer is the whole answer (it stopped before the length asked
+// for): sent to the client as the route sends it, without the hand-over fields.
+void ProxyRequest::answer_from_context(json::value answer, std::string finish_reason) {
+  json::object& choice = *first_choice(answer);
+  choice.erase("disaggregated_params");
+  server_.recorder().first_token(record_);
+  if (!shape_.stream) return respond_and_finish(std::move(answer));
+  const json::value* usage = answer.as_object().if_contains("usage");
+  const auto count = [&](std::initializer_list<std::string_view> path) -> std::int64_t {
+    const json::value* value = usage;
+    for (std::string_view key : path) value = value && value->is_object() ? value->get_object().if_contains(key) : nullptr;
+    return value && value->is_int64() ? value->get_int64() : 0;
+  };
+  const bool include_usage = shape_.stream_options_given ? shape_.include_usage : server_.recorder().recording();
+  Answer stream(route_, shape_.model, count({"prompt_tokens"}), count({"prompt_tokens_details", "cached_tokens"}),
+                include_usage);
+  const json::value* message = choice.if_contains("message");
+  const json::value* content = message && message->is_object() ? message->get_object().if_contains("content")
+                                                                : choice.if_contains("text");
+  const std::string text = content && content->is_string() ? std::string(content->get_string()) : std::string();
+  std::string frames = stream.stream_opening() + stream.stream_token(text) + stream.stream_closing(finish_reason);
+  begin_stream([this, frames = std::move(frames)]() mutable { send_frame(std::move(frames), true, [this] { end_stream(); }); });
+}
+
+void ProxyRequest::on_generation_head(std::optional<HopFailure> failed) {
+  if (failed) return fail_hop("generation", *failed);
+  if (hop_->status() != 200 || !shape_.stream) {
+    return hop_->read_all(guard([this](std::optional<HopFailure> failed) { on_generation_whole(std::move(failed)); }));
+  }
+  begin_stream([this] { relay(); });
+}
+
+void ProxyRequest::on_generation_whole(std::optional<HopFailure> failed) {
+  if (failed) return fail_hop("generation", *failed);
+  const std::string text = hop_->take_body();
+  if (hop_->status() != 200) {
+    const std::string message = worker_message(text, hop_->status());
+    return fail_upstream(hop_->status(), message, {"worker_error", "generation worker " + hop_->worker() + ": " + message});
+  }
+  json::value answer;
+  if (const std::string problem = read_whole_answer(text, answer); !problem.empty()) {
+    const std::string detail = "generation worker " + hop_->worker() + " answered " + problem;
+    return fail_upstream(502, detail, {"worker_error", detail});
+  }
+  report_.gen = read_metric_fields([&](std::string_view name) { return hop_->field(name); });
+  server_.recorder().first_token(record_);
+  first_choice(answer)->erase("disaggregated_params");
+  respond_and_finish(std::move(answer));
+}
+
+// The generation worker's events as they come, whole ones only, its metrics event kept
+// for the record and not sent on; the next read once the client took these.
+void ProxyRequest::relay() {
+  hop_->read_some(guard([this](std::optional<HopFailure> failed) {
+    if (failed) return fail_hop("generation", *failed);
+    events_.feed(hop_->take_body());
+    std::string events;
+    while (const std::optional<std::string_view> event = events_.next()) {
+      if (is_metrics_event(*event)) {
+        report_.gen = read_metrics_event(*event);
+      } else {
+        events.append(*event).append(sse::event_end);
+      }
+    }
+    // A last event without its blank line: relayed as it is, unless it is the metrics one.
+    if (hop_->body_done()) {
+      if (std::string rest = events_.take_rest(); !rest.empty() && !is_metrics_event(rest)) events += rest;
+    }
+    relay_events(std::move(events));
+  }));
+}
+
+void ProxyRequest::relay_events(std::string events) {
+  if (!first_token_seen_ && event_carries_token(route_, events)) {
+    first_token_seen_ = true;
+    server_.recorder().first_token(record_);
+  }
+  const bool done = hop_->body_done();
+  if (events.empty()) return done ? end_stream() : relay();
+  send_frame(std::move(events), true, [this, done] { done ? end_stream() : relay(); });
+}
+
+void ProxyRequest::fail_upstream(unsigned status, std::string message, Termination termination) {
+  if (hung_up_) return finish(Outcome::client_disconnected, std::nullopt);  // no one to answer
+  json::value payload = {{"error", {{"message", message}, {"type", "api_error"}, {"code", status}}}};
+  if (exchange_->stream_begun()) {
+    return send_frame(error_event(status, message), true, [this, termination = std::move(termination)]() mutable {
+      end_stream(Outcome::error, std::move(termination));
+    });
+  }
+  exchange_->respond(status, "application/json", json::serialize(json::object{{"detail", message}}), true, {},
+                     guard([this, payload = std::move(payload), termination = std::move(termination)](beast::error_code) mutable {
+                       finish(Outcome::error, std::move(termination), std::move(payload));
+                     }));
+}
+
+void ProxyRequest::record_end(Outcome outcome, std::optional<Termination> termination, std::optional<json::value> payload) {
+  if (hop_) hop_->cancel();
+  server_.recorder().finish(record_, outcome, report_, std::move(payload), std::move(termination));
+}
+
+}  // namespace
+
+std::shared_ptr<RequestHandler> proxy_request(ServerContext& server, Route route, jsonl::recording::Headers headers) {
+  return std::make_shared<ProxyRequest>(server, route, std::move(headers));
+}
+
+}  // namespace jsonl_perf::serve

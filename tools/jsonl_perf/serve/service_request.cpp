@@ -1,0 +1,79 @@
+// The routes that are not generation: health, metrics, the model list and the clock
+// handshake, each answered whole and never traced; and what the routes table does not
+// take (404, 405).
+#include <boost/beast/http.hpp>
+#include <boost/json.hpp>
+
+#include <utility>
+
+#include "library_names.hpp"
+#include "handler.hpp"
+
+namespace jsonl_perf::serve {
+namespace {
+
+constexpr const char* method_not_allowed = R"({"detail":"Method Not Allowed"})";
+
+class ServiceRequest final : public RequestHandler {
+ public:
+  ServiceRequest(ServerContext& server, const RouteEntry* entry) : server_(server), entry_(entry) {}
+
+  void answer(std::shared_ptr<Exchange> exchange) override {
+    const http::verb method = exchange->request().method();
+    if (!entry_) return exchange->respond(404, "application/json", R"({"detail":"Not Found"})");
+    if (!(method == http::verb::get && entry_->get) && !(method == http::verb::post && entry_->post)) {
+      return exchange->respond(405, "application/json", method_not_allowed);
+    }
+    switch (entry_->endpoint) {
+      case Endpoint::health:
+        return exchange->respond(200, "text/plain", "");
+      case Endpoint::metrics:
+        return exchange->respond(200, "text/plain; version=0.0.4", server_.metrics().text());
+      case Endpoint::models: {
+        const std::string& name = server_.model().options().model_name;
+        return exchange->respond(200, "application/json",
+                                 json::serialize(json::object{
+                                     {"object", "list"},
+                                     {"data", json::array{json::object{{"id", name}, {"object", "model"}, {"owned_by", "jsonl"}}}}}));
+      }
+      case Endpoint::steady_clock_offset:
+        return answer_clock_probe(*exchange);
+      default:  // a generation route asked with GET
+        return exchange->respond(405, "application/json", method_not_allowed);
+    }
+  }
+
+  unsigned failed(std::string_view) override { return 500; }
+
+ private:
+  // GET: the two stamps of the reference's clock handshake, taken as the request is read
+  // and as its answer goes out. POST {"offset": seconds}: what every later record adds.
+  void answer_clock_probe(Exchange& exchange) {
+    const double received = jsonl::recording::steady_seconds();
+    const HttpRequest& request = exchange.request();
+    if (request.method() == http::verb::post) {
+      boost::system::error_code error;
+      const json::value body = json::parse(request.body(), error);
+      const json::value* offset = !error && body.is_object() ? body.get_object().if_contains("offset") : nullptr;
+      if (!offset || !offset->is_number()) {
+        return exchange.respond(400, "application/json", R"({"detail":"expected {\"offset\": seconds}"})");
+      }
+      server_.recorder().set_steady_clock_offset(offset->to_number<double>());
+      return exchange.respond(200, "application/json", "");
+    }
+    const double transmitted = jsonl::recording::steady_seconds();
+    exchange.respond(200, "application/json",
+                     json::serialize(json::object{{"receive_ts", received}, {"transmit_ts", transmitted}}));
+  }
+
+  ServerContext& server_;
+  const RouteEntry* entry_;  // null: a path outside the table
+};
+
+}  // namespace
+
+std::shared_ptr<RequestHandler> service_request(ServerContext& server, const RouteEntry* entry) {
+  return std::make_shared<ServiceRequest>(server, entry);
+}
+
+}  // namespace jsonl_perf::serve
