@@ -9,43 +9,13 @@
 #include "library_names.hpp"
 #include "sse.hpp"
 #include "traced_request.hpp"
+#include "worker_answers.hpp"
 
 namespace jsonl_perf::serve {
 namespace {
 
-// The first choice's object of a chat or completion answer, if it has one.
-json::object* first_choice(json::value& answer) {
-  json::object* object = answer.if_object();
-  json::value* choices = object ? object->if_contains("choices") : nullptr;
-  json::array* list = choices ? choices->if_array() : nullptr;
-  return list && !list->empty() ? list->front().if_object() : nullptr;
-}
-
-// Reads a worker's whole answer into `answer`: empty when it is a JSON object whose first
-// choice is an object; otherwise what is wrong with it, to follow "answered".
-std::string read_whole_answer(const std::string& text, json::value& answer) {
-  boost::system::error_code error;
-  answer = json::parse(text, error);
-  if (error) return "with what is not JSON (" + error.message() + ")";
-  return first_choice(answer) ? std::string() : std::string("without a choice");
-}
-
 std::string error_event(unsigned status, const std::string& message) {
   return sse::frame(json::serialize(json::object{{"error", {{"message", message}, {"type", "api_error"}, {"code", status}}}}));
-}
-
-// What a worker's error answer says, without its address (its detail or message).
-std::string worker_message(std::string_view body, unsigned status) {
-  boost::system::error_code failed;
-  const json::value value = json::parse(body, failed);
-  if (!failed && value.is_object()) {
-    for (const char* key : {"detail", "error", "message"}) {
-      if (const json::value* found = value.get_object().if_contains(key)) {
-        return found->is_string() ? std::string(found->get_string()) : json::serialize(*found);
-      }
-    }
-  }
-  return "the worker answered with status " + std::to_string(status);
 }
 
 class ProxyRequest final : public TracedRequest {
@@ -65,12 +35,13 @@ class ProxyRequest final : public TracedRequest {
   void on_generation_head(std::optional<HopFailure> failed);
   void on_generation_whole(std::optional<HopFailure> failed);
   void relay();
-  void relay_events(std::string events);
   // A hop failed or a worker refused: the client is answered with `status` before its
   // answer began, or, once a stream is under way, the stream ends with an error event.
   void fail_upstream(unsigned status, std::string message, Termination termination);
-  // The hop's failure, as the client is answered and the request traced.
-  void fail_hop(std::string_view worker, const HopFailure& failure);
+  // The hop's failure, or the worker's error answer `text`, as the client is answered and
+  // the request traced; `role` names the worker.
+  void fail_hop(std::string_view role, const HopFailure& failure);
+  void worker_refused(std::string_view role, const std::string& text);
 
   json::value client_body_;
   jsonl::recording::ProxyReport report_;
@@ -101,44 +72,36 @@ void ProxyRequest::begin(json::value body) {
              }));
 }
 
-void ProxyRequest::fail_hop(std::string_view worker, const HopFailure& failure) {
-  fail_upstream(failure.status, std::string(worker) + " worker: " + failure.detail, {failure.cause, failure.detail});
+void ProxyRequest::fail_hop(std::string_view role, const HopFailure& failure) {
+  fail_upstream(failure.status, std::string(role) + " worker: " + failure.detail, {failure.cause, failure.detail});
+}
+
+void ProxyRequest::worker_refused(std::string_view role, const std::string& text) {
+  const std::string message = worker_message(text, hop_->status());
+  fail_upstream(hop_->status(), message, {"worker_error", std::string(role) + " worker " + hop_->worker() + ": " + message});
 }
 
 void ProxyRequest::on_context_answer(std::optional<HopFailure> failed) {
   if (failed) return fail_hop("context", *failed);
   report_.ctx = read_metric_fields([&](std::string_view name) { return hop_->field(name); });
   const std::string text = hop_->take_body();
-  if (hop_->status() != 200) {
-    const std::string message = worker_message(text, hop_->status());
-    return fail_upstream(hop_->status(), message, {"worker_error", "context worker " + hop_->worker() + ": " + message});
-  }
-  json::value answer;
-  std::string problem = read_whole_answer(text, answer);
-  json::object* choice = problem.empty() ? first_choice(answer) : nullptr;
-  const json::value* params = choice ? choice->if_contains("disaggregated_params") : nullptr;
-  json::array wrong;
-  const std::optional<DisaggregatedParams> handed =
-      params && params->is_object() ? read_disaggregated_params(*choice, wrong) : std::nullopt;
-  const json::value* reason = choice ? choice->if_contains("finish_reason") : nullptr;
-  if (problem.empty() && (!handed || !handed->ctx_request_id || !wrong.empty())) {
-    problem = "without usable disaggregated_params";
-  }
-  if (problem.empty() && (!reason || !reason->is_string())) problem = "without a finish_reason string";
-  if (!problem.empty()) {
+  if (hop_->status() != 200) return worker_refused("context", text);
+  std::string problem;
+  std::optional<ContextAnswer> read = read_context_answer(text, problem);
+  if (!read) {
     const std::string detail = "context worker " + hop_->worker() + " answered " + problem;
     return fail_upstream(502, detail, {"worker_error", detail});
   }
-  report_.ctx_request_id = handed->ctx_request_id;
+  report_.ctx_request_id = read->handed.ctx_request_id;
   if (exchange_->closing()) {
     return finish(Outcome::error, Termination{"server_shutdown", "the server stopped before the answer began"});
   }
-  if (reason->get_string() != "length") return answer_from_context(std::move(answer), std::string(reason->get_string()));
+  if (read->finish_reason != "length") return answer_from_context(std::move(read->answer), std::move(read->finish_reason));
 
   const Worker& worker = server_.upstreams()->next_generation();
   report_.gen_server = worker.name;
   json::object body = client_body_.as_object();
-  DisaggregatedParams generation = *handed;
+  DisaggregatedParams generation = read->handed;
   generation.request_type = HopType::generation_only;
   generation.disagg_request_id = report_.disagg_request_id;
   body["disaggregated_params"] = params_json(generation);
@@ -182,10 +145,7 @@ void ProxyRequest::on_generation_head(std::optional<HopFailure> failed) {
 void ProxyRequest::on_generation_whole(std::optional<HopFailure> failed) {
   if (failed) return fail_hop("generation", *failed);
   const std::string text = hop_->take_body();
-  if (hop_->status() != 200) {
-    const std::string message = worker_message(text, hop_->status());
-    return fail_upstream(hop_->status(), message, {"worker_error", "generation worker " + hop_->worker() + ": " + message});
-  }
+  if (hop_->status() != 200) return worker_refused("generation", text);
   json::value answer;
   if (const std::string problem = read_whole_answer(text, answer); !problem.empty()) {
     const std::string detail = "generation worker " + hop_->worker() + " answered " + problem;
@@ -203,30 +163,16 @@ void ProxyRequest::relay() {
   hop_->read_some(guard([this](std::optional<HopFailure> failed) {
     if (failed) return fail_hop("generation", *failed);
     events_.feed(hop_->take_body());
-    std::string events;
-    while (const std::optional<std::string_view> event = events_.next()) {
-      if (is_metrics_event(*event)) {
-        report_.gen = read_metrics_event(*event);
-      } else {
-        events.append(*event).append(sse::event_end);
-      }
+    RelayedEvents relayed = take_relayed_events(events_, hop_->body_done());
+    if (relayed.metrics) report_.gen = relayed.metrics;
+    if (!first_token_seen_ && event_carries_token(route_, relayed.events)) {
+      first_token_seen_ = true;
+      server_.recorder().first_token(record_);
     }
-    // A last event without its blank line: relayed as it is, unless it is the metrics one.
-    if (hop_->body_done()) {
-      if (std::string rest = events_.take_rest(); !rest.empty() && !is_metrics_event(rest)) events += rest;
-    }
-    relay_events(std::move(events));
+    const bool done = hop_->body_done();
+    if (relayed.events.empty()) return done ? end_stream() : relay();
+    send_frame(std::move(relayed.events), true, [this, done] { done ? end_stream() : relay(); });
   }));
-}
-
-void ProxyRequest::relay_events(std::string events) {
-  if (!first_token_seen_ && event_carries_token(route_, events)) {
-    first_token_seen_ = true;
-    server_.recorder().first_token(record_);
-  }
-  const bool done = hop_->body_done();
-  if (events.empty()) return done ? end_stream() : relay();
-  send_frame(std::move(events), true, [this, done] { done ? end_stream() : relay(); });
 }
 
 void ProxyRequest::fail_upstream(unsigned status, std::string message, Termination termination) {
