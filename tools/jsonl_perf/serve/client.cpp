@@ -11,9 +11,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <fstream>
-#include <iomanip>
-#include <map>
 #include <memory>
 #include <ostream>
 #include <random>
@@ -36,12 +33,45 @@ double ms_since(Clock::time_point start, Clock::time_point at = Clock::now()) {
   return std::chrono::duration<double, std::milli>(at - start).count();
 }
 
+std::string prompt(std::mt19937_64& random) {
+  std::string text;
+  const std::size_t count = std::uniform_int_distribution<std::size_t>(20, 400)(random);
+  for (std::size_t i = 0; i < count; ++i) {
+    if (i) text += ' ';
+    text += words[random() % std::size(words)];
+  }
+  return text;
+}
+
+// Each route's request, asking for usage where the route makes it optional.
+std::string body_for(const RequestResult& result, const ClientOptions& options, std::mt19937_64& random) {
+  json::object body{{"model", "simulated-llm"}};
+  switch (result.route) {
+    case Route::chat_completions:
+      body["messages"] = json::array{json::object{{"role", "user"}, {"content", prompt(random)}}};
+      body["max_tokens"] = options.max_tokens;
+      break;
+    case Route::completions:
+      body["prompt"] = prompt(random);
+      body["max_tokens"] = options.max_tokens;
+      break;
+    case Route::responses:
+      body["input"] = prompt(random);
+      body["max_output_tokens"] = options.max_tokens;
+      break;
+  }
+  body["stream"] = result.stream;
+  if (result.stream && result.route != Route::responses) body["stream_options"] = {{"include_usage", true}};
+  return json::serialize(body);
+}
+
+
 class Run;
 
 // One request: connect, send, read the answer as it comes.
-class Exchange : public std::enable_shared_from_this<Exchange> {
+class ClientRequest : public std::enable_shared_from_this<ClientRequest> {
  public:
-  Exchange(Run& run, RequestResult& result, std::string body);
+  ClientRequest(Run& run, RequestResult& result, std::string body);
   void begin();
 
  private:
@@ -117,39 +147,7 @@ class Run {
       return;
     }
     ++in_flight_;
-    std::make_shared<Exchange>(*this, result, body_for(result))->begin();
-  }
-
-  std::string prompt() {
-    std::string text;
-    const std::size_t count = std::uniform_int_distribution<std::size_t>(20, 400)(random_);
-    for (std::size_t i = 0; i < count; ++i) {
-      if (i) text += ' ';
-      text += words[random_() % std::size(words)];
-    }
-    return text;
-  }
-
-  // Each route's request, asking for usage where the route makes it optional.
-  std::string body_for(const RequestResult& result) {
-    json::object body{{"model", "simulated-llm"}};
-    switch (result.route) {
-      case Route::chat_completions:
-        body["messages"] = json::array{json::object{{"role", "user"}, {"content", prompt()}}};
-        body["max_tokens"] = options_.max_tokens;
-        break;
-      case Route::completions:
-        body["prompt"] = prompt();
-        body["max_tokens"] = options_.max_tokens;
-        break;
-      case Route::responses:
-        body["input"] = prompt();
-        body["max_output_tokens"] = options_.max_tokens;
-        break;
-    }
-    body["stream"] = result.stream;
-    if (result.stream && result.route != Route::responses) body["stream_options"] = {{"include_usage", true}};
-    return json::serialize(body);
+    std::make_shared<ClientRequest>(*this, result, body_for(result, options_, random_))->begin();
   }
 
   const ClientOptions& options_;
@@ -163,7 +161,7 @@ class Run {
   ClientReport report_;
 };
 
-Exchange::Exchange(Run& run, RequestResult& result, std::string body)
+ClientRequest::ClientRequest(Run& run, RequestResult& result, std::string body)
     : run_(run), result_(result), socket_(run.context()), deadline_(run.context()) {
   request_.method(http::verb::post);
   request_.target(route_path(result.route));
@@ -180,7 +178,7 @@ Exchange::Exchange(Run& run, RequestResult& result, std::string body)
   parser_.body_limit(std::uint64_t{64} << 20);
 }
 
-void Exchange::begin() {
+void ClientRequest::begin() {
   deadline_.expires_after(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(run_.options().timeout)));
   deadline_.async_wait([self = shared_from_this()](boost::system::error_code error) {
     if (!error) self->done("timeout");
@@ -193,7 +191,7 @@ void Exchange::begin() {
   connect();
 }
 
-void Exchange::connect() {
+void ClientRequest::connect() {
   net::async_connect(socket_, run_.endpoints(), [self = shared_from_this()](boost::system::error_code error, const tcp::endpoint&) {
     if (error) return self->done("connect_error");
     boost::system::error_code ignored;
@@ -202,7 +200,7 @@ void Exchange::connect() {
   });
 }
 
-void Exchange::send() {
+void ClientRequest::send() {
   http::async_write(socket_, request_, [self = shared_from_this()](boost::system::error_code error, std::size_t) {
     const auto failed = [self](const char* outcome) {
       if (!self->reused_ || self->done_) return self->done(outcome);
@@ -222,7 +220,7 @@ void Exchange::send() {
   });
 }
 
-void Exchange::read_more() {
+void ClientRequest::read_more() {
   if (done_) return;
   const std::string& body = parser_.get().body();
   if (result_.stream && result_.http_status == 200 && !result_.ttft_ms) {
@@ -251,7 +249,7 @@ void Exchange::read_more() {
   });
 }
 
-void Exchange::done(std::string outcome) {
+void ClientRequest::done(std::string outcome) {
   if (done_) return;
   done_ = true;
   const double now = ms_since(run_.start());
@@ -271,35 +269,6 @@ void Exchange::done(std::string outcome) {
   run_.finished();
 }
 
-double percentile(std::vector<double> values, double p) {
-  if (values.empty()) return NAN;
-  std::sort(values.begin(), values.end());
-  const auto rank = static_cast<std::size_t>(std::ceil(p / 100.0 * values.size()));
-  return values[std::max<std::size_t>(rank, 1) - 1];
-}
-
-struct Group {
-  std::map<std::string, std::size_t> outcomes;
-  std::vector<double> ttft;
-  std::vector<double> e2e;
-  std::size_t usage = 0;
-  std::size_t count = 0;
-};
-
-std::map<std::string, Group> groups_of(const ClientReport& report) {
-  std::map<std::string, Group> groups;
-  for (const RequestResult& result : report.requests) {
-    Group& group = groups[std::string(route_path(result.route)) +
-                          (result.stream ? " stream" : " json")];
-    ++group.count;
-    ++group.outcomes[result.outcome];
-    if (result.ttft_ms) group.ttft.push_back(*result.ttft_ms);
-    if (result.e2e_ms) group.e2e.push_back(*result.e2e_ms);
-    group.usage += result.usage_found;
-  }
-  return groups;
-}
-
 }  // namespace
 
 ClientReport drive(const ClientOptions& options) {
@@ -308,86 +277,6 @@ ClientReport drive(const ClientOptions& options) {
   }
   Run run(options);
   return run.go();
-}
-
-void print_client_report(const ClientReport& report, std::ostream& out) {
-  out << "client: " << report.requests.size() << " requests in " << std::fixed << std::setprecision(1)
-      << report.seconds << " s; latency from each request's intended send time\n";
-  out << "  " << std::left << std::setw(28) << "route" << std::right << std::setw(7) << "sent" << std::setw(7) << "ok"
-      << std::setw(7) << "usage" << std::setw(10) << "ttft p50" << std::setw(10) << "ttft p99" << std::setw(10)
-      << "e2e p50" << std::setw(10) << "e2e p99" << std::setw(10) << "e2e max" << "  other outcomes\n";
-  for (const auto& [name, group] : groups_of(report)) {
-    const auto ok = group.outcomes.contains("ok") ? group.outcomes.at("ok") : 0;
-    out << "  " << std::left << std::setw(28) << name << std::right << std::setw(7) << group.count << std::setw(7) << ok
-        << std::setw(7) << group.usage << std::setprecision(2);
-    for (double value : {percentile(group.ttft, 50), percentile(group.ttft, 99), percentile(group.e2e, 50),
-                         percentile(group.e2e, 99), percentile(group.e2e, 100)}) {
-      if (std::isnan(value)) {
-        out << std::setw(10) << "-";  // no TTFT for an answer sent whole
-      } else {
-        out << std::setw(10) << value;
-      }
-    }
-    out << " ";
-    for (const auto& [outcome, count] : group.outcomes) {
-      if (outcome != "ok") out << ' ' << outcome << '=' << count;
-    }
-    out << '\n';
-  }
-  out << "  (ms)\n";
-}
-
-std::string client_report_json(const ClientReport& report) {
-  json::array requests;
-  for (const RequestResult& result : report.requests) {
-    const auto optional = [](const std::optional<double>& value) { return value ? json::value(*value) : json::value(nullptr); };
-    requests.push_back(json::object{{"index", result.index},
-                                    {"request_id", result.request_id},
-                                    {"route", route_path(result.route)},
-                                    {"stream", result.stream},
-                                    {"scheduled_ms", result.scheduled_ms},
-                                    {"sent_ms", result.sent_ms},
-                                    {"ttft_ms", optional(result.ttft_ms)},
-                                    {"e2e_ms", optional(result.e2e_ms)},
-                                    {"e2e_from_send_ms", optional(result.e2e_from_send_ms)},
-                                    {"http_status", result.http_status},
-                                    {"outcome", result.outcome},
-                                    {"usage_found", result.usage_found}});
-  }
-  json::object groups;
-  for (const auto& [name, group] : groups_of(report)) {
-    json::object outcomes;
-    for (const auto& [outcome, count] : group.outcomes) outcomes[outcome] = count;
-    groups[name] = {{"count", group.count},
-                    {"outcomes", std::move(outcomes)},
-                    {"usage_found", group.usage},
-                    {"ttft_ms", {{"p50", percentile(group.ttft, 50)}, {"p99", percentile(group.ttft, 99)}}},
-                    {"e2e_ms",
-                     {{"p50", percentile(group.e2e, 50)}, {"p99", percentile(group.e2e, 99)}, {"max", percentile(group.e2e, 100)}}}};
-  }
-  return json::serialize(json::object{{"seconds", report.seconds}, {"groups", std::move(groups)}, {"requests", std::move(requests)}});
-}
-
-int run_client(const ClientOptions& options, std::ostream& out, std::ostream& err) {
-  ClientReport report;
-  try {
-    report = drive(options);
-  } catch (const std::exception& error) {
-    err << "jsonl-perf client: " << error.what() << '\n';
-    return 1;
-  }
-  print_client_report(report, out);
-  if (options.json_output) {
-    std::ofstream file(*options.json_output, std::ios::binary);
-    file << client_report_json(report) << '\n';
-    if (!file) {
-      err << "jsonl-perf client: cannot write " << options.json_output->string() << '\n';
-      return 1;
-    }
-  }
-  const bool all_ok = std::all_of(report.requests.begin(), report.requests.end(),
-                                  [](const RequestResult& result) { return result.outcome == "ok"; });
-  return all_ok ? 0 : 1;
 }
 
 }  // namespace jsonl_perf::serve

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdio>
 
+#include "openai.hpp"
 #include "sse.hpp"
 #include "disaggregation.hpp"
 
@@ -12,7 +13,7 @@ namespace {
 namespace json = boost::json;
 
 json::object error(std::string_view field, std::string_view type, std::string_view msg) {
-  return {{"loc", json::array{"body", "disaggregated_params", field}}, {"type", type}, {"msg", msg}};
+  return validation_error({"body", "disaggregated_params", field}, type, msg);
 }
 
 std::optional<std::int64_t> read_id(const json::object& params, std::string_view name, json::array& errors) {
@@ -66,9 +67,7 @@ std::optional<DisaggregatedParams> read_disaggregated_params(const json::object&
   if (!value || value->is_null()) return std::nullopt;
   const json::object* params = value->if_object();
   if (!params) {
-    errors.push_back({{"loc", json::array{"body", "disaggregated_params"}},
-                      {"type", "model_type"},
-                      {"msg", "Input should be a valid dictionary"}});
+    errors.push_back(validation_error({"body", "disaggregated_params"}, "model_type", "Input should be a valid dictionary"));
     return std::nullopt;
   }
   DisaggregatedParams result;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
 #include <array>
@@ -43,6 +44,9 @@ struct RequestShape {
 // The validation errors of `body` for `route` ([{"loc": [...], "type": ..., "msg": ...}],
 // empty when it is valid); `shape` is filled from a valid body.
 boost::json::array validate(Route route, const boost::json::value& body, RequestShape& shape);
+
+// One validation error in the reference's shape: {"loc": loc, "type": type, "msg": msg}.
+boost::json::object validation_error(boost::json::array loc, std::string_view type, std::string_view msg);
 
 // The error a body that is not JSON (or not UTF-8) gets, at byte `offset`.
 boost::json::array json_error(std::size_t offset, std::string_view what);

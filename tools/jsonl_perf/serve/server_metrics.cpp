@@ -2,7 +2,8 @@
 #include <prometheus/family.h>
 #include <prometheus/text_serializer.h>
 
-#include <iterator>
+#include <array>
+#include <cstddef>
 #include <utility>
 #include <vector>
 
@@ -13,10 +14,29 @@ import jsonl.prometheus;
 namespace jsonl_perf::serve {
 namespace {
 
-constexpr const char* refusal_names[] = {"body_too_large", "header_timeout", "body_timeout", "malformed_request"};
-constexpr const char* ending_names[] = {"rejected_400", "completed", "client_disconnected", "error"};
-static_assert(std::size(refusal_names) == std::size_t(Refusal::count));
-static_assert(std::size(ending_names) == std::size_t(Ending::count));
+// Each enum's label values, in the enum's order and complete: checked here, so that a
+// value added to an enum or moved in it cannot take another's name.
+template <class Enum>
+using Names = std::array<std::pair<Enum, const char*>, std::size_t(Enum::count)>;
+
+template <class Enum>
+constexpr bool in_enum_order(const Names<Enum>& names) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (names[i].first != Enum(i)) return false;
+  }
+  return true;
+}
+
+constexpr Names<Refusal> refusal_names{{{Refusal::body_too_large, "body_too_large"},
+                                        {Refusal::header_timeout, "header_timeout"},
+                                        {Refusal::body_timeout, "body_timeout"},
+                                        {Refusal::malformed_request, "malformed_request"}}};
+constexpr Names<Ending> ending_names{{{Ending::rejected_400, "rejected_400"},
+                                      {Ending::completed, "completed"},
+                                      {Ending::client_disconnected, "client_disconnected"},
+                                      {Ending::error, "error"}}};
+static_assert(in_enum_order(refusal_names));
+static_assert(in_enum_order(ending_names));
 
 prometheus::Counter& counter(prometheus::Registry& registry, const char* name, const char* help) {
   return prometheus::BuildCounter().Name(name).Help(help).Register(registry).Add({});
@@ -41,14 +61,14 @@ ServerMetrics::ServerMetrics(const jsonl::recording::RequestRecorder& recorder)
                        .Name("jsonl_serve_refused_total")
                        .Help("Requests refused before reaching a handler (never traced), by reason.")
                        .Register(registry_);
-  for (std::size_t i = 0; i < refused_.size(); ++i) refused_[i] = &refusals.Add({{"reason", refusal_names[i]}});
+  for (std::size_t i = 0; i < refused_.size(); ++i) refused_[i] = &refusals.Add({{"reason", refusal_names[i].second}});
   auto& requests = prometheus::BuildCounter()
                        .Name("jsonl_serve_requests_total")
                        .Help("Requests that reached a handler, by route and how they ended.")
                        .Register(registry_);
   for (const Route route : every_route) {
     for (std::size_t i = 0; i < std::size_t(Ending::count); ++i) {
-      endings_[std::size_t(route)][i] = &requests.Add({{"route", std::string(route_path(route))}, {"status", ending_names[i]}});
+      endings_[std::size_t(route)][i] = &requests.Add({{"route", std::string(route_path(route))}, {"status", ending_names[i].second}});
     }
   }
 }

@@ -37,13 +37,12 @@ void TracedRequest::answer(std::shared_ptr<Exchange> exchange) {
   json::array errors = validate(route_, body, shape_);
   if (errors.empty()) disagg_ = read_disaggregated_params(body.get_object(), errors);
   if (disagg_ && route_ == Route::responses) {
-    errors.push_back({{"loc", json::array{"body", "disaggregated_params"}},
-                      {"type", "extra_forbidden"},
-                      {"msg", "Disaggregated serving takes /v1/chat/completions and /v1/completions"}});
+    errors.push_back(validation_error({"body", "disaggregated_params"}, "extra_forbidden",
+                                      "Disaggregated serving takes /v1/chat/completions and /v1/completions"));
   }
   if (server_.upstreams() && route_ == Route::responses) {
-    errors.push_back({{"loc", json::array{"path"}}, {"type", "unsupported_route"},
-                      {"msg", "The disaggregated proxy serves /v1/chat/completions and /v1/completions"}});
+    errors.push_back(validation_error({"path"}, "unsupported_route",
+                                      "The disaggregated proxy serves /v1/chat/completions and /v1/completions"));
   }
   if (!errors.empty()) return reject(std::move(errors), body);
   const auto& head = exchange_->request();
