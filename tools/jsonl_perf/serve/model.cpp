@@ -66,6 +66,7 @@ Distribution Distribution::parse(std::string_view text) {
     throw std::invalid_argument("distribution '" + shown +
                                 "': expected const:X, exp:MEAN, uniform:LOW:HIGH or lognormal:MEDIAN:SIGMA (ms)");
   }
+  result.text_ = shown;
   result.a_ = values[0] / 1000.0;
   result.b_ = values.size() > 1 ? values[1] : 0;
   if (result.kind_ == Kind::uniform) result.b_ /= 1000.0;

@@ -26,9 +26,12 @@ class Distribution {
   static Distribution parse(std::string_view text);
 
   double draw_seconds(std::mt19937_64& random) const;
+  // As it was written: what parse() took.
+  const std::string& text() const { return text_; }
 
  private:
   enum class Kind { constant, exponential, uniform, lognormal };
+  std::string text_;
   Kind kind_ = Kind::constant;
   double a_ = 0;
   double b_ = 0;

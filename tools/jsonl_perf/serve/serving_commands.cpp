@@ -1,5 +1,7 @@
 #include "serving_commands.hpp"
 
+#include <chrono>
+#include <filesystem>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -21,12 +23,13 @@ const std::map<std::string, Route> route_names{{"chat", Route::chat_completions}
 
 // The model and recording options serve takes; fleet passes them on to its server.
 struct ServerFlags {
-  std::string queue = "exp:2";
-  std::string first_token = "lognormal:40:0.3";
-  std::string between_tokens = "uniform:8:12";
-  std::uint64_t seed = 1;
-  std::size_t body_limit = std::size_t{16} << 20;
-  double header_timeout = 10;
+  // The model's and the server's own defaults, written once there.
+  std::string queue = ModelOptions{}.queue.text();
+  std::string first_token = ModelOptions{}.first_token.text();
+  std::string between_tokens = ModelOptions{}.between_tokens.text();
+  std::uint64_t seed = ModelOptions{}.seed;
+  std::size_t body_limit = ServeOptions{}.body_limit;
+  double header_timeout = std::chrono::duration<double>(ServeOptions{}.header_timeout).count();
   std::string recording = "on";
   std::string durable_traces = "on";
   bool durable_perf_metrics = false;
@@ -119,122 +122,142 @@ void add_client_flags(CLI::App& command, ClientOptions& client, std::vector<std:
       ->check(CLI::PositiveNumber)->capture_default_str();
 }
 
-}  // namespace
 
-struct ServingCommands::Parsed {
-  CLI::App* serve = nullptr;
-  CLI::App* client = nullptr;
-  CLI::App* fleet = nullptr;
-  CLI::App* join = nullptr;
-  ServeOptions serve_options;
-  std::string role = "server";
-  ProxyOptions proxy;
-  double hop_timeout = 180;
-  std::filesystem::path output_dir = "serve_out";
-  ServerFlags server_flags;
-  ClientOptions client_options;
-  std::vector<std::string> routes{"chat"};
-  std::string json_output;
-  FleetOptions fleet_options;
-  JoinOptions join_options;
-  std::string client_results;
-};
-
-ServingCommands::ServingCommands(CLI::App& app) : parsed_(std::make_unique<Parsed>()) {
-  Parsed& p = *parsed_;
-  p.serve = app.add_subcommand("serve", "An OpenAI-compatible HTTP server with a simulated model that records as the reference's does");
-  p.serve->add_option("--role", p.role,
-                      "server: answers requests itself; context, generation: a disaggregated deployment's workers "
-                      "(perf_metrics-context-*, -generation-*; the proxy alone traces); proxy: its front end "
-                      "(perf_metrics-disagg-*), which forwards each request to a context worker, then a generation worker")
-      ->check(CLI::IsMember({"server", "context", "generation", "proxy"}))->capture_default_str();
-  p.serve->add_option("--ctx-url", p.proxy.ctx_urls, "a proxy's context worker, http://HOST:PORT (again for more)");
-  p.serve->add_option("--gen-url", p.proxy.gen_urls, "a proxy's generation worker, http://HOST:PORT (again for more)");
-  p.serve->add_option("--hop-timeout", p.hop_timeout, "seconds a proxy waits on a worker (for a stream, between its bytes)")
-      ->check(CLI::PositiveNumber)->capture_default_str();
-  p.serve->add_option("--host", p.serve_options.host, "address to listen on")->capture_default_str();
-  p.serve->add_option("--port", p.serve_options.port, "0: any free port")->capture_default_str();
-  p.serve->add_option("--output-dir", p.output_dir, "perf_metrics/ and request_trace/ go under it")->capture_default_str();
-  p.serve->add_option("--threads", p.serve_options.threads, "threads serving connections")
-      ->check(CLI::Range(1u, 64u))->capture_default_str();
-  p.server_flags.add_to(*p.serve);
-
-  p.client = app.add_subcommand("client", "Open-loop load on an OpenAI-compatible server; latency from intended send times");
-  p.client->add_option("--url", p.client_options.url, "http://HOST:PORT")->capture_default_str();
-  add_client_flags(*p.client, p.client_options, p.routes);
-  p.client->add_option("--json-output", p.json_output, "also write the results, a row a request, as JSON");
-
-  p.fleet = app.add_subcommand("fleet", "Start a server, drive it with the client, stop it; summarize, verify and join what it recorded");
-  p.fleet->add_option("--mode", p.fleet_options.mode, "aggregated (one server) or disaggregated (workers behind a proxy)")
-      ->check(CLI::IsMember({"aggregated", "disaggregated"}))->capture_default_str();
-  p.fleet->add_option("--ctx", p.fleet_options.ctx_workers, "disaggregated: context workers")
-      ->check(CLI::Range(1u, 16u))->capture_default_str();
-  p.fleet->add_option("--gen", p.fleet_options.gen_workers, "disaggregated: generation workers")
-      ->check(CLI::Range(1u, 16u))->capture_default_str();
-  p.fleet->add_option("--output-dir", p.fleet_options.output_dir, "the run directory (attempt-NNN under it)")->capture_default_str();
-  p.fleet->add_option("--host", p.fleet_options.host, "address the server listens on")->capture_default_str();
-  add_client_flags(*p.fleet, p.fleet_options.client, p.routes);
-  p.server_flags.add_to(*p.fleet);
-
-  p.join = app.add_subcommand("join", "Join a run attempt's request traces and perf records, request by request");
-  p.join->add_option("attempt_dir", p.join_options.attempt_dir, "holds request_trace/ and perf_metrics/")->required();
-  p.join->add_option("--client-results", p.client_results, "the client's --json-output, to compare E2E");
-  p.join->add_flag("--json", p.join_options.json, "print the figures as JSON");
-  p.join->add_option("--max-line-bytes", p.join_options.max_line_bytes, "a longer line is counted bad, never held")
-      ->check(CLI::PositiveNumber)->capture_default_str();
+std::vector<Route> routes_named(const std::vector<std::string>& names) {
+  std::vector<Route> result;
+  for (const std::string& name : names) result.push_back(route_names.at(name));
+  return result;
 }
 
-ServingCommands::~ServingCommands() = default;
+class ServeCommand final : public Command {
+ public:
+  explicit ServeCommand(CLI::App& app)
+      : Command(app, "serve", "An OpenAI-compatible HTTP server with a simulated model that records as the reference's does") {
+    CLI::App& c = flags();
+    c.add_option("--role", role_,
+                 "server: answers requests itself; context, generation: a disaggregated deployment's workers "
+                 "(perf_metrics-context-*, -generation-*; the proxy alone traces); proxy: its front end "
+                 "(perf_metrics-disagg-*), which forwards each request to a context worker, then a generation worker")
+        ->check(CLI::IsMember({"server", "context", "generation", "proxy"}))->capture_default_str();
+    c.add_option("--ctx-url", proxy_.ctx_urls, "a proxy's context worker, http://HOST:PORT (again for more)");
+    c.add_option("--gen-url", proxy_.gen_urls, "a proxy's generation worker, http://HOST:PORT (again for more)");
+    c.add_option("--hop-timeout", hop_timeout_, "seconds a proxy waits on a worker (for a stream, between its bytes)")
+        ->check(CLI::PositiveNumber)->capture_default_str();
+    c.add_option("--host", options_.host, "address to listen on")->capture_default_str();
+    c.add_option("--port", options_.port, "0: any free port")->capture_default_str();
+    c.add_option("--output-dir", output_dir_, "perf_metrics/ and request_trace/ go under it")->capture_default_str();
+    c.add_option("--threads", options_.threads, "threads serving connections")->check(CLI::Range(1u, 64u))->capture_default_str();
+    server_flags_.add_to(c);
+  }
 
-std::optional<int> ServingCommands::run(std::ostream& out, std::ostream& err) {
-  Parsed& p = *parsed_;
-  const auto routes = [&] {
-    std::vector<Route> result;
-    for (const std::string& name : p.routes) result.push_back(route_names.at(name));
-    return result;
-  };
-  if (*p.serve) {
-    p.server_flags.apply(p.serve_options, p.output_dir);
-    const bool proxy = p.role == "proxy";
-    if (!proxy && (!p.proxy.ctx_urls.empty() || !p.proxy.gen_urls.empty())) {
+  int run(std::ostream& out, std::ostream& err) override {
+    server_flags_.apply(options_, output_dir_);
+    const bool proxy = role_ == "proxy";
+    if (!proxy && (!proxy_.ctx_urls.empty() || !proxy_.gen_urls.empty())) {
       throw std::invalid_argument("--ctx-url and --gen-url are a proxy's (--role proxy)");
     }
-    if (proxy && (p.proxy.ctx_urls.empty() || p.proxy.gen_urls.empty())) {
+    if (proxy && (proxy_.ctx_urls.empty() || proxy_.gen_urls.empty())) {
       throw std::invalid_argument("--role proxy needs at least one --ctx-url and one --gen-url");
     }
-    p.serve_options.recording.server_kind = proxy ? "disagg" : p.role;
-    p.serve_options.recording.traces = p.role == "server" || proxy;
+    options_.recording.server_kind = proxy ? "disagg" : role_;
+    options_.recording.traces = role_ == "server" || proxy;
     if (proxy) {
-      p.proxy.hop_timeout = std::chrono::milliseconds(static_cast<long>(p.hop_timeout * 1000));
-      p.serve_options.proxy = p.proxy;
+      proxy_.hop_timeout = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::duration<double>(hop_timeout_));
+      options_.proxy = proxy_;
     }
-    return run_serve(p.serve_options, out, err);
+    return run_serve(options_, out, err);
   }
-  if (*p.client) {
-    p.client_options.routes = routes();
-    if (!p.json_output.empty()) p.client_options.json_output = p.json_output;
-    return run_client(p.client_options, out, err);
+
+ private:
+  ServeOptions options_;
+  std::string role_ = "server";
+  ProxyOptions proxy_;
+  double hop_timeout_ = std::chrono::duration<double>(proxy_.hop_timeout).count();
+  std::filesystem::path output_dir_ = "serve_out";
+  ServerFlags server_flags_;
+};
+
+class ClientCommand final : public Command {
+ public:
+  explicit ClientCommand(CLI::App& app)
+      : Command(app, "client", "Open-loop load on an OpenAI-compatible server; latency from intended send times") {
+    flags().add_option("--url", options_.url, "http://HOST:PORT")->capture_default_str();
+    add_client_flags(flags(), options_, routes_);
+    flags().add_option("--json-output", options_.json_output, "also write the results, a row a request, as JSON");
   }
-  if (*p.fleet) {
+
+  int run(std::ostream& out, std::ostream& err) override {
+    options_.routes = routes_named(routes_);
+    return run_client(options_, out, err);
+  }
+
+ private:
+  ClientOptions options_;
+  std::vector<std::string> routes_{"chat"};
+};
+
+class FleetCommand final : public Command {
+ public:
+  explicit FleetCommand(CLI::App& app)
+      : Command(app, "fleet", "Start a server, drive it with the client, stop it; summarize, verify and join what it recorded") {
+    CLI::App& c = flags();
+    c.add_option("--mode", options_.mode, "aggregated (one server) or disaggregated (workers behind a proxy)")
+        ->check(CLI::IsMember({"aggregated", "disaggregated"}))->capture_default_str();
+    c.add_option("--ctx", options_.ctx_workers, "disaggregated: context workers")->check(CLI::Range(1u, 16u))->capture_default_str();
+    c.add_option("--gen", options_.gen_workers, "disaggregated: generation workers")->check(CLI::Range(1u, 16u))->capture_default_str();
+    c.add_option("--output-dir", options_.output_dir, "the run directory (attempt-NNN under it)")->capture_default_str();
+    c.add_option("--host", options_.host, "address the server listens on")->capture_default_str();
+    add_client_flags(c, options_.client, routes_);
+    server_flags_.add_to(c);
+  }
+
+  int run(std::ostream& out, std::ostream& err) override {
     ServeOptions checked;
-    p.server_flags.apply(checked, p.fleet_options.output_dir);  // refuses what the server would
-    p.fleet_options.client.routes = routes();
-    if (p.fleet_options.mode == "disaggregated") {
-      for (Route route : p.fleet_options.client.routes) {
+    server_flags_.apply(checked, options_.output_dir);  // refuses what the server would
+    options_.client.routes = routes_named(routes_);
+    if (options_.mode == "disaggregated") {
+      for (Route route : options_.client.routes) {
         if (route == Route::responses) throw std::invalid_argument("--mode disaggregated: the proxy serves chat and completions");
       }
-      if (p.fleet_options.client.max_tokens < 2) {
+      if (options_.client.max_tokens < 2) {
         throw std::invalid_argument("--mode disaggregated: --max-tokens at least 2, so that each request reaches both workers");
       }
     }
-    p.fleet_options.server_arguments = p.server_flags.arguments();
-    return run_fleet(p.fleet_options, out, err);
+    options_.server_arguments = server_flags_.arguments();
+    return run_fleet(options_, out, err);
   }
-  if (*p.join) {
-    if (!p.client_results.empty()) p.join_options.client_results = p.client_results;
-    return run_join(p.join_options, out, err);
+
+ private:
+  FleetOptions options_;
+  std::vector<std::string> routes_{"chat"};
+  ServerFlags server_flags_;
+};
+
+class JoinCommand final : public Command {
+ public:
+  explicit JoinCommand(CLI::App& app)
+      : Command(app, "join", "Join a run attempt's request traces and perf records, request by request") {
+    CLI::App& c = flags();
+    c.add_option("attempt_dir", options_.attempt_dir, "holds request_trace/ and perf_metrics/")->required();
+    c.add_option("--client-results", options_.client_results, "the client's --json-output, to compare E2E");
+    c.add_flag("--json", options_.json, "print the figures as JSON");
+    c.add_option("--max-line-bytes", options_.max_line_bytes, "a longer line is counted bad, never held")
+        ->check(CLI::PositiveNumber)->capture_default_str();
   }
-  return std::nullopt;
+
+  int run(std::ostream& out, std::ostream& err) override { return run_join(options_, out, err); }
+
+ private:
+  JoinOptions options_;
+};
+
+}  // namespace
+
+void add_serving_commands(CLI::App& app, Commands& commands) {
+  commands.push_back(std::make_unique<ServeCommand>(app));
+  commands.push_back(std::make_unique<ClientCommand>(app));
+  commands.push_back(std::make_unique<FleetCommand>(app));
+  commands.push_back(std::make_unique<JoinCommand>(app));
 }
 
 }  // namespace jsonl_perf::serve
