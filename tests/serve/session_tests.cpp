@@ -10,6 +10,7 @@
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -34,19 +35,27 @@ namespace json = boost::json;
 using tcp = net::ip::tcp;
 
 // Where a test's handler throws.
-enum class Fault { none, in_its_answer, in_a_later_step, once_its_stream_began };
+enum class Fault { none, in_its_answer, in_a_later_step, once_its_stream_began, while_a_frame_is_written };
 
 // A generation handler that throws where its fault says (the header X-Fault names it).
 class FaultyRequest final : public TracedRequest {
  public:
-  FaultyRequest(ServerContext& server, Route route, jsonl::recording::Headers headers, Fault fault)
-      : TracedRequest(server, route, std::move(headers), 500), fault_(fault) {}
+  FaultyRequest(ServerContext& server, Route route, jsonl::recording::Headers headers, Fault fault,
+                std::atomic<int>& steps_after_the_end)
+      : TracedRequest(server, route, std::move(headers), 500), fault_(fault), steps_after_the_end_(steps_after_the_end) {}
 
  private:
   void begin(json::value) override {
     if (fault_ == Fault::in_its_answer) throw std::runtime_error("the handler's own fault, in its answer");
     if (fault_ == Fault::once_its_stream_began) {
       return begin_stream([] { throw std::runtime_error("the handler's own fault, once its stream began"); });
+    }
+    if (fault_ == Fault::while_a_frame_is_written) {
+      return begin_stream([this] {
+        // Once the request ended, the frame's completion is not its step to take.
+        send_frame("data: {}\n\n", true, [this] { ++steps_after_the_end_; });
+        throw std::runtime_error("the handler's own fault, while a frame is written");
+      });
     }
     timer_.emplace(exchange_->executor());
     timer_->expires_after(std::chrono::milliseconds(1));
@@ -57,6 +66,7 @@ class FaultyRequest final : public TracedRequest {
   }
 
   Fault fault_;
+  std::atomic<int>& steps_after_the_end_;
   std::optional<net::steady_timer> timer_;
 };
 
@@ -79,6 +89,8 @@ class InProcessServer final : public ServerContext {
   ~InProcessServer() { stop(); }
 
   unsigned short port() const { return acceptor_.local_endpoint().port(); }
+
+  std::atomic<int> steps_after_the_end{0};  // steps a handler took after its request ended
 
   // Stops serving and closes the recorder: its lines are then on disk.
   void stop() {
@@ -126,10 +138,14 @@ class InProcessServer final : public ServerContext {
   std::shared_ptr<RequestHandler> arrive(Route route, jsonl::recording::Headers headers) override {
     Fault fault = Fault::none;
     for (const auto& [name, value] : headers) {
-      if (name == "X-Fault") fault = value == "answer" ? Fault::in_its_answer : value == "later" ? Fault::in_a_later_step : Fault::once_its_stream_began;
+      if (name != "X-Fault") continue;
+      fault = value == "answer"  ? Fault::in_its_answer
+              : value == "later" ? Fault::in_a_later_step
+              : value == "frame" ? Fault::while_a_frame_is_written
+                                 : Fault::once_its_stream_began;
     }
     if (fault == Fault::none) return model_request(*this, route, std::move(headers));
-    return std::make_shared<FaultyRequest>(*this, route, std::move(headers), fault);
+    return std::make_shared<FaultyRequest>(*this, route, std::move(headers), fault, steps_after_the_end);
   }
 
  private:
@@ -251,4 +267,16 @@ BOOST_AUTO_TEST_CASE(an_exception_once_a_stream_began_closes_its_connection_and_
   server.stop();
   const std::vector<std::string> endings = server.traced_endings();
   BOOST_TEST(std::ranges::count(endings, "error handler_error: the handler's own fault, once its stream began") == 1);
+}
+
+BOOST_AUTO_TEST_CASE(an_exception_while_a_frame_is_written_ends_its_request_once) {
+  InProcessServer server;
+  BOOST_TEST(post(server.port(), "frame", true).status == 0u);
+  BOOST_TEST(post(server.port(), "").status == 200u);
+  BOOST_TEST(metric(server.port(), "jsonl_serve_exceptions_total") == 1);
+  BOOST_TEST(metric(server.port(), chat_errors) == 1);
+  server.stop();
+  BOOST_TEST(server.steps_after_the_end == 0);
+  const std::vector<std::string> endings = server.traced_endings();
+  BOOST_TEST(std::ranges::count(endings, "error handler_error: the handler's own fault, while a frame is written") == 1);
 }
