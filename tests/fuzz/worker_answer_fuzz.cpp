@@ -16,6 +16,7 @@
 namespace {
 
 using namespace jsonl_perf::serve;
+namespace sse = jsonl_perf::sse;
 
 void require(bool condition) {
   if (!condition) std::abort();
