@@ -190,7 +190,10 @@ const std::vector<FaultyAnswer> faulty_context_answers{
     {"numeric_finish_reason",
      CannedWorker::json_answer(R"({"choices":[{"index":0,"text":"hi","finish_reason":1,)" + handed_params + "}]}"),
      "worker_error", "answered without a finish_reason string"},
-    {"cut_short", CannedWorker::json_answer(R"({"choices":[{"index":0,"text":"hi")", true), "worker_lost", ""}};
+    {"cut_short", CannedWorker::json_answer(R"({"choices":[{"index":0,"text":"hi")", true), "worker_lost", ""},
+    {"over_the_hops_body_limit",
+     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 300000000\r\nConnection: close\r\n\r\n{",
+     "worker_lost", "body limit exceeded"}};
 
 BOOST_DATA_TEST_CASE(a_context_answer_the_proxy_cannot_use_gets_every_client_502_and_the_proxy_stays_up,
                      boost::unit_test::data::make(faulty_context_answers), fault) {
