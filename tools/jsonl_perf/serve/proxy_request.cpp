@@ -14,10 +14,6 @@
 namespace jsonl_perf::serve {
 namespace {
 
-std::string error_event(unsigned status, const std::string& message) {
-  return sse::frame(json::serialize(json::object{{"error", {{"message", message}, {"type", "api_error"}, {"code", status}}}}));
-}
-
 class ProxyRequest final : public TracedRequest {
  public:
   ProxyRequest(ServerContext& server, Route route, jsonl::recording::Headers headers)
@@ -179,7 +175,7 @@ void ProxyRequest::fail_upstream(unsigned status, std::string message, Terminati
   if (hung_up_) return finish(Outcome::client_disconnected, std::nullopt);  // no one to answer
   json::value payload = {{"error", {{"message", message}, {"type", "api_error"}, {"code", status}}}};
   if (exchange_->stream_begun()) {
-    return send_frame(error_event(status, message), true, [this, termination = std::move(termination)]() mutable {
+    return send_frame(sse::frame(json::serialize(payload)), true, [this, termination = std::move(termination)]() mutable {
       end_stream(Outcome::error, std::move(termination));
     });
   }

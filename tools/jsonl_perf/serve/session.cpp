@@ -52,18 +52,13 @@ void Session::read_request() {
 }
 
 void Session::on_header(beast::error_code error) {
-  ServerMetrics& metrics = server_.metrics();
-  const auto refuse = [&](Refusal reason, unsigned status, std::string content_type, std::string body) {
-    metrics.refused(reason);
-    std::make_shared<Exchange>(shared_from_this(), requests_)->respond(status, std::move(content_type), std::move(body), true);
-  };
   if (error == http::error::body_limit) {  // its declared length, before a byte of the body
     return refuse(Refusal::body_too_large, 413, "application/json", R"({"detail":"request body too large"})");
   }
   if (error) {
     // A keep-alive connection that sent nothing more is idle, not refused.
     if (error == beast::error::timeout && parser_->got_some()) {
-      metrics.refused(Refusal::header_timeout);
+      server_.metrics().refused(Refusal::header_timeout);
     } else if (error != beast::error::timeout && error != http::error::end_of_stream &&
                error != net::error::operation_aborted && error != net::error::connection_reset) {
       return refuse(Refusal::malformed_request, 400, "text/plain", "malformed request: " + error.message() + "\n");
@@ -92,10 +87,8 @@ void Session::on_header(beast::error_code error) {
 
 void Session::on_body(beast::error_code error) {
   if (error == http::error::body_limit) {
-    server_.metrics().refused(Refusal::body_too_large);
     handler_.reset();
-    return std::make_shared<Exchange>(shared_from_this(), requests_)
-        ->respond(413, "application/json", R"({"detail":"request body too large"})", true);
+    return refuse(Refusal::body_too_large, 413, "application/json", R"({"detail":"request body too large"})");
   }
   if (error) {
     if (error == beast::error::timeout) server_.metrics().refused(Refusal::body_timeout);
@@ -105,6 +98,11 @@ void Session::on_body(beast::error_code error) {
   stream_.expires_never();
   exchange_ = std::make_shared<Exchange>(shared_from_this(), requests_);
   run_step(requests_, [handler = handler_, exchange = exchange_] { handler->answer(exchange); });
+}
+
+void Session::refuse(Refusal reason, unsigned status, std::string content_type, std::string body) {
+  server_.metrics().refused(reason);
+  std::make_shared<Exchange>(shared_from_this(), requests_)->respond(status, std::move(content_type), std::move(body), true);
 }
 
 void Session::run_step(std::uint64_t number, const std::function<void()>& step) {

@@ -37,6 +37,8 @@ class Session : public std::enable_shared_from_this<Session> {
   void read_request();
   void on_header(boost::beast::error_code error);
   void on_body(boost::beast::error_code error);
+  // Answers a request that cannot be read whole, counted by `reason`, and closes.
+  void refuse(Refusal reason, unsigned status, std::string content_type, std::string body);
   // Runs `step` of the request numbered `number`, unless that request already ended; an
   // exception it throws ends that request (on_exception).
   void run_step(std::uint64_t number, const std::function<void()>& step);
