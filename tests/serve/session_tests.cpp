@@ -2,15 +2,18 @@
 // request the model answers. An exception ends its own request only: the client gets a
 // 500 whole (or, once part of the answer went out, the connection closes), the request is
 // traced `error` with the exception's text, /metrics counts it, and the server goes on.
+// And the hang-up watch's look at the peer, which must never wait.
 #define BOOST_TEST_MODULE session_tests
 #include <boost/asio/connect.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 #include <boost/test/unit_test.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -18,6 +21,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -279,4 +283,46 @@ BOOST_AUTO_TEST_CASE(an_exception_while_a_frame_is_written_ends_its_request_once
   BOOST_TEST(server.steps_after_the_end == 0);
   const std::vector<std::string> endings = server.traced_endings();
   BOOST_TEST(std::ranges::count(endings, "error handler_error: the handler's own fault, while a frame is written") == 1);
+}
+
+namespace {
+
+// Both ends of a loopback connection: the server's socket and its client's.
+struct ConnectedPair {
+  net::io_context context;
+  tcp::socket server{context};
+  tcp::socket client{context};
+  ConnectedPair() {
+    tcp::acceptor acceptor(context, {net::ip::make_address("127.0.0.1"), 0});
+    client.connect(acceptor.local_endpoint());
+    acceptor.accept(server);
+  }
+};
+
+}  // namespace
+
+// A readiness wake-up may come with nothing to read (a reactor's stale event when its
+// threads race); looking must then neither wait, which would hold the session's strand
+// for good, nor take it for a hang-up.
+BOOST_AUTO_TEST_CASE(a_wake_up_with_nothing_to_read_is_neither_a_wait_nor_a_hang_up) {
+  ConnectedPair pair;
+  auto looked = std::async(std::launch::async, [&pair] { return peek_at_peer(pair.server); });
+  const bool answered = looked.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  BOOST_TEST(answered, "peek_at_peer waited for the peer");
+  if (!answered) pair.client.close();  // releases the wait, so the test ends
+  BOOST_TEST((looked.get() == PeerActivity::nothing));
+}
+
+BOOST_AUTO_TEST_CASE(a_peer_that_sent_more_is_told_from_one_that_hung_up_and_nothing_is_consumed) {
+  ConnectedPair sent;
+  net::write(sent.client, net::buffer(std::string_view("G")));
+  sent.server.wait(tcp::socket::wait_read);
+  BOOST_TEST((peek_at_peer(sent.server) == PeerActivity::sent_more));
+  char byte = 0;
+  BOOST_TEST(sent.server.receive(net::buffer(&byte, 1)) == 1u);
+  BOOST_TEST(byte == 'G');
+  ConnectedPair hung;
+  hung.client.close();
+  hung.server.wait(tcp::socket::wait_read);
+  BOOST_TEST((peek_at_peer(hung.server) == PeerActivity::hung_up));
 }

@@ -10,6 +10,16 @@
 
 namespace jsonl_perf::serve {
 
+PeerActivity peek_at_peer(tcp::socket& socket) {
+  char byte;
+  beast::error_code error;
+  // Only synchronous calls heed the mode, and a session makes no other.
+  socket.non_blocking(true, error);
+  if (!error) socket.receive(net::buffer(&byte, 1), net::socket_base::message_peek, error);
+  if (!error) return PeerActivity::sent_more;
+  return error == net::error::would_block ? PeerActivity::nothing : PeerActivity::hung_up;
+}
+
 Session::Session(tcp::socket socket, ServerContext& server) : stream_(std::move(socket)), server_(server) {
   server_.metrics().connection_opened();
 }
@@ -217,11 +227,9 @@ void Exchange::watch_for_hang_up(std::function<void()> hung_up) {
         Session& session = *self->session_;
         if (watch != session.watch_ || error == net::error::operation_aborted) return;
         if (!error) {
-          char byte;
-          beast::error_code read_error;
-          session.stream_.socket().receive(net::buffer(&byte, 1), net::socket_base::message_peek, read_error);
-          if (!read_error) return;  // a next request's bytes
-          if (read_error == net::error::would_block) return self->watch_for_hang_up(std::move(hung_up));
+          const PeerActivity activity = peek_at_peer(session.stream_.socket());
+          if (activity == PeerActivity::sent_more) return;  // a next request's bytes
+          if (activity == PeerActivity::nothing) return self->watch_for_hang_up(std::move(hung_up));
         }
         self->run_step(hung_up);
       });

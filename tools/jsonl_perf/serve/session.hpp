@@ -21,6 +21,12 @@
 
 namespace jsonl_perf::serve {
 
+// What the peer of a connection in a request did, seen without consuming a byte and
+// without waiting: a readiness wake-up may come with nothing to read (a stale event when
+// the reactor's threads race), and a wait there would hold the session's strand for good.
+enum class PeerActivity { sent_more, hung_up, nothing };
+PeerActivity peek_at_peer(boost::asio::ip::tcp::socket& socket);
+
 class Session : public std::enable_shared_from_this<Session> {
  public:
   Session(boost::asio::ip::tcp::socket socket, ServerContext& server);
