@@ -3,12 +3,20 @@
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
+#include <string>
+#include <string_view>
 #include <utility>
 
 #include "library_names.hpp"
 #include "session.hpp"
 
 namespace jsonl_perf::serve {
+namespace {
+
+// A body over the limit is refused alike whether its declared length or its bytes said so.
+constexpr std::string_view too_large_answer = R"({"detail":"request body too large"})";
+
+}  // namespace
 
 PeerActivity peek_at_peer(tcp::socket& socket) {
   char byte;
@@ -63,7 +71,7 @@ void Session::read_request() {
 
 void Session::on_header(beast::error_code error) {
   if (error == http::error::body_limit) {  // its declared length, before a byte of the body
-    return refuse(Refusal::body_too_large, 413, "application/json", R"({"detail":"request body too large"})");
+    return refuse(Refusal::body_too_large, 413, "application/json", std::string(too_large_answer));
   }
   if (error) {
     // A keep-alive connection that sent nothing more is idle, not refused.
@@ -98,7 +106,7 @@ void Session::on_header(beast::error_code error) {
 void Session::on_body(beast::error_code error) {
   if (error == http::error::body_limit) {
     handler_.reset();
-    return refuse(Refusal::body_too_large, 413, "application/json", R"({"detail":"request body too large"})");
+    return refuse(Refusal::body_too_large, 413, "application/json", std::string(too_large_answer));
   }
   if (error) {
     if (error == beast::error::timeout) server_.metrics().refused(Refusal::body_timeout);
