@@ -12,6 +12,14 @@ CASE is one of:
 
 The process is sampled from /proc every half second. Exits 1 naming what grew, with the
 samples.
+
+Under a sanitizer (its options in the environment, as the asan and tsan presets set
+them) the resident set saws: ThreadSanitizer keeps shadow memory for what the program
+touches and hands freed memory back in bulk every several seconds, so a flat heap reads
+as a climb of more than the slack followed by a fall. There the window is long enough to
+hold several falls, and memory is judged trough to trough: the least of the window's
+second half against the least of its first. A writer that keeps what it should free
+raises the troughs; the release build judges every sample.
 """
 import collections
 import json
@@ -22,8 +30,9 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
 from process_sampler import watch  # noqa: E402
 
+SANITIZED = "TSAN_OPTIONS" in os.environ or "ASAN_OPTIONS" in os.environ
 WARM_UP_S = 4.0
-MEASURED_S = 10.0
+MEASURED_S = 60.0 if SANITIZED else 10.0
 SAMPLE_EVERY_S = 0.5
 LOADGEN_RATE = 2000
 SERVE_RATE = 200
@@ -58,8 +67,13 @@ def judge(case, samples):
     failures = []
     for index, (name, slack) in enumerate(
             [("anonymous resident KiB", SLACK_RSS_KIB), ("descriptors", SLACK_DESCRIPTORS), ("threads", SLACK_THREADS)], 1):
-        first, most = warm[0][index], max(s[index] for s in warm)
-        print(f"{case}: {name} {first} after the warm-up, at most {most} after (slack {slack})")
+        if SANITIZED and index == 1:
+            half = len(warm) // 2
+            first, most = min(s[index] for s in warm[:half]), min(s[index] for s in warm[half:])
+            print(f"{case}: {name} at least {first} in the first half, at least {most} in the second (slack {slack})")
+        else:
+            first, most = warm[0][index], max(s[index] for s in warm)
+            print(f"{case}: {name} {first} after the warm-up, at most {most} after (slack {slack})")
         if most - first > slack:
             failures.append(f"{name} grew from {first} to {most}, past the slack of {slack}")
     if failures:
