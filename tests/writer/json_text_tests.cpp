@@ -13,6 +13,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -58,6 +59,50 @@ std::string python_repr(double number) {
   if (point <= 0) return repr + "0." + std::string(-point, '0') + digits;
   if (point < count) return repr + digits.substr(0, point) + "." + digits.substr(point);
   return repr + digits + std::string(point - count, '0') + ".0";
+}
+
+// json.dumps's string for ASCII text and 'é' (U+00E9, "\xc3\xa9"), built a byte at a time
+// independently of the serializer.
+std::string python_string(std::string_view text, bool ensure_ascii) {
+  std::string out = "\"";
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    char escape[8];
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      case 0xc3:
+        out += ensure_ascii ? "\\u00e9" : "\xc3\xa9";
+        ++i;
+        break;
+      default:
+        if (c < 0x20 || (c == 0x7f && ensure_ascii)) {
+          std::snprintf(escape, sizeof escape, "\\u%04x", c);
+          out += escape;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+// A streamed answer's server-sent events, as a response line quotes them: a quote every
+// few bytes, a newline pair after each frame, some frames with 'é'.
+std::string streamed_frames(std::size_t frames) {
+  std::string text;
+  for (std::size_t i = 0; i < frames; ++i) {
+    text += R"(data: {"id":"chatcmpl-7","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":")";
+    text += i % 3 == 0 ? " caf\xc3\xa9" : " the";
+    text += R"("},"finish_reason":null}]})";
+    text += "\n\n";
+  }
+  return text;
 }
 
 }  // namespace
@@ -156,6 +201,45 @@ BOOST_AUTO_TEST_CASE(escapes_are_found_at_every_position_of_strings_of_every_len
     BOOST_TEST(text(json::string(std::string(length, ' '))) == "\"" + std::string(length, ' ') + "\"");
   }
   BOOST_TEST(text(json::string(std::string(100, ' ') + "~")) == "\"" + std::string(100, ' ') + "~\"");
+}
+
+BOOST_AUTO_TEST_CASE(densely_escaped_frames_are_written_byte_for_byte) {
+  for (const std::size_t frames : {1, 2, 7, 18, 60}) {
+    const std::string frames_text = streamed_frames(frames);
+    for (const bool ensure_ascii : {true, false}) {
+      BOOST_TEST(text(json::string(frames_text), ensure_ascii) == python_string(frames_text, ensure_ascii),
+                 frames << " frames, ensure_ascii " << ensure_ascii);
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(every_ascii_byte_is_written_byte_for_byte_at_every_offset_of_dense_and_sparse_text) {
+  std::mt19937 random(11);
+  for (const int plain_run : {0, 3, 15, 16, 17, 40}) {  // plain bytes between escapes
+    std::string input = "\"";  // not plain: the rest goes through the escaping loop
+    for (int c = 0; input.size() < 1200; c = (c + 1) % 0x80) {
+      input += static_cast<char>(c);
+      for (int i = 0; i < plain_run; ++i) input += static_cast<char>('a' + random() % 26);
+    }
+    for (const bool ensure_ascii : {true, false}) {
+      for (const std::size_t length : {input.size(), std::size_t{255}, std::size_t{256}, std::size_t{257}}) {
+        const std::string_view part(input.data(), length);
+        BOOST_TEST(text(json::string(part), ensure_ascii) == python_string(part, ensure_ascii),
+                   "runs of " << plain_run << ", " << length << " bytes, ensure_ascii " << ensure_ascii);
+      }
+    }
+  }
+}
+
+BOOST_AUTO_TEST_CASE(a_character_split_across_any_block_edge_is_written_whole) {
+  for (std::size_t at = 1; at <= 600; ++at) {
+    std::string input = "\"" + std::string(at - 1, '"');
+    input += "\xc3\xa9\n";
+    for (const bool ensure_ascii : {true, false}) {
+      BOOST_TEST(text(json::string(input), ensure_ascii) == python_string(input, ensure_ascii),
+                 "'\\u00e9' at " << at << ", ensure_ascii " << ensure_ascii);
+    }
+  }
 }
 
 BOOST_AUTO_TEST_CASE(non_ascii_is_escaped_with_ensure_ascii_and_kept_without) {

@@ -5,7 +5,9 @@
 // against: whatever a server adds to it is the server's doing.
 #include <boost/json.hpp>
 
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -171,6 +173,47 @@ LoopCost request_loop(const std::filesystem::path& directory, bool durable_trace
   return cost;
 }
 
+// Every line of every line file the recorder wrote under `directory` (its books apart),
+// a file's lines in its order: the lines the floor writes again.
+std::vector<std::vector<std::string>> recorded_lines(const std::filesystem::path& directory) {
+  std::vector<std::vector<std::string>> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(directory)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".jsonl") continue;
+    std::ifstream in(entry.path());
+    std::vector<std::string>& lines = files.emplace_back();
+    for (std::string line; std::getline(in, line);) lines.push_back(line + '\n');
+  }
+  return files;
+}
+
+// The floor the writers' threads are judged against: the same lines, made before the
+// clock starts, copied into a buffer per file and written `burst_size` requests a `write`
+// per file, into files on the same file system. This thread's CPU per request.
+double floor_per_request(const std::filesystem::path& directory, const std::vector<std::vector<std::string>>& files,
+                         std::size_t requests) {
+  std::filesystem::remove_all(directory);
+  std::filesystem::create_directories(directory);
+  std::vector<int> descriptors;
+  for (std::size_t f = 0; f < files.size(); ++f) {
+    const std::string path = (directory / ("floor-" + std::to_string(f) + ".jsonl")).string();
+    descriptors.push_back(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+  }
+  std::string batch;
+  const std::uint64_t before = own_cpu_ns();
+  for (std::size_t first = 0; first < requests; first += burst_size) {
+    for (std::size_t f = 0; f < files.size(); ++f) {
+      batch.clear();
+      for (std::size_t i = first; i < std::min(first + burst_size, files[f].size()); ++i) batch += files[f][i];
+      if (!batch.empty() && ::write(descriptors[f], batch.data(), batch.size()) != ssize_t(batch.size())) {
+        std::perror("request_records_floor: write");
+      }
+    }
+  }
+  const std::uint64_t spent = own_cpu_ns() - before;
+  for (const int descriptor : descriptors) ::close(descriptor);
+  return double(spent) / 1e3 / double(requests);
+}
+
 }  // namespace
 
 int request_records(const Settings& settings) {
@@ -178,11 +221,29 @@ int request_records(const Settings& settings) {
   constexpr double rate = 1500;
   const std::size_t count = settings.quick ? 1500 : 15000;
   int failed = 0;
+  double floor_us = 0;
   for (const bool durable : {false, true}) {
     const LoopCost cost = request_loop(settings.disk_dir / "request_records", durable, count, rate);
     const std::string name = durable ? "request_records_loop_durable_" : "request_records_loop_";
+    if (!durable) {
+      floor_us = floor_per_request(settings.disk_dir / "request_records_floor",
+                                   recorded_lines(settings.disk_dir / "request_records"), count);
+      figure("request_records_floor_cpu_per_request", floor_us, "us");
+    }
     figure((name + "writer_threads_cpu_per_request").c_str(), cost.writers_us, "us");
     figure((name + "recorder_cpu_per_request").c_str(), cost.recorder_us, "us");
+    const double to_floor = cost.writers_us / floor_us;
+    figure((name + "writer_threads_to_floor").c_str(), to_floor, "x");
+    const double most_to_floor = durable ? 6 : 4, most_us = durable ? 20 : 12;
+    char detail[64];
+    std::snprintf(detail, sizeof detail, "%.3gx", to_floor);
+    failed += target((name + "writer_threads_at_most_" + std::to_string(int(most_to_floor)) + "x_floor").c_str(),
+                     to_floor <= most_to_floor, detail);
+    std::snprintf(detail, sizeof detail, "%.3g us", cost.writers_us);
+    failed += target((name + "writer_threads_at_most_" + std::to_string(int(most_us)) + "us").c_str(),
+                     cost.writers_us <= most_us, detail);
+    std::snprintf(detail, sizeof detail, "%.3g us", cost.recorder_us);
+    failed += target((name + "recorder_at_most_3us").c_str(), cost.recorder_us <= 3, detail);
     failed += target((name + "lost_nothing").c_str(), cost.lost == 0, std::to_string(cost.lost) + " records lost");
   }
   return failed;
