@@ -151,6 +151,33 @@ BOOST_AUTO_TEST_CASE(a_batch_spanning_an_hour_boundary_is_two_appends_to_two_fil
   BOOST_TEST(lines_of(appends[1].first) == std::vector<std::string>{R"({"n":2})"}, boost::test_tools::per_element());
 }
 
+BOOST_AUTO_TEST_CASE(records_a_microsecond_either_side_of_an_hours_edge_go_to_their_own_buckets) {
+  const std::chrono::system_clock::time_point three = std::chrono::sys_days(std::chrono::year(2026) / 9 / 3) + 15h;
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  RecordingWriter recording(directory.path(), log);
+  // One batch: requests and responses, each kind on both sides of the edge, interleaved.
+  for (int i = 0; i < 8; ++i) {
+    const std::chrono::system_clock::time_point made_at = i % 4 < 2 ? three - 1us : three;
+    recording.writer.submit(record(i % 2 ? jsonl::trace_responses : jsonl::trace_requests, i, made_at));
+  }
+  recording.writer.start();
+  recording.writer.close();
+  const auto appends = recording.sink->appends();
+  BOOST_REQUIRE_EQUAL(appends.size(), 4u);
+  const auto file = [&](std::string_view hour, std::string_view kind) {
+    return directory.path() / hour / (std::string(kind) + "-t.jsonl");
+  };
+  BOOST_TEST(lines_of(file("2026-09-03T14", "requests")) == (std::vector<std::string>{R"({"n":0})", R"({"n":4})"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(lines_of(file("2026-09-03T14", "responses")) == (std::vector<std::string>{R"({"n":1})", R"({"n":5})"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(lines_of(file("2026-09-03T15", "requests")) == (std::vector<std::string>{R"({"n":2})", R"({"n":6})"}),
+             boost::test_tools::per_element());
+  BOOST_TEST(lines_of(file("2026-09-03T15", "responses")) == (std::vector<std::string>{R"({"n":3})", R"({"n":7})"}),
+             boost::test_tools::per_element());
+}
+
 BOOST_AUTO_TEST_CASE(requests_and_responses_of_one_batch_are_two_appends) {
   jsonl_test::ScratchDirectory directory;
   Log log;
