@@ -128,11 +128,6 @@ class TraceRoute : public RecordRoute<TraceRecord<Payload>> {
     return directory_ / hour_bucket(record.made_at) / (record.kind + suffix_ + extension_);
   }
 
-  // The bucket's hour (hours since the epoch: the hour bucket spells it) and the kind.
-  std::optional<FileKey> file_key(const TraceRecord<Payload>& record) const override {
-    return FileKey{std::chrono::floor<std::chrono::hours>(record.made_at.time_since_epoch()).count(), record.kind};
-  }
-
  private:
   std::filesystem::path directory_;
   std::string suffix_;

@@ -11,7 +11,6 @@
 #include <latch>
 #include <limits>
 #include <memory>
-#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -93,23 +92,6 @@ class FilePerKeyRoute : public jsonl::RecordRoute<json::value> {
 
  private:
   std::filesystem::path directory_;
-};
-
-// A file per record key, keyed by it: counts the files it names.
-class KeyedFilePerKeyRoute : public FilePerKeyRoute {
- public:
-  using FilePerKeyRoute::FilePerKeyRoute;
-  std::filesystem::path route(const json::value& record) const override {
-    ++named_;
-    return FilePerKeyRoute::route(record);
-  }
-  std::optional<jsonl::FileKey> file_key(const json::value& record) const override {
-    return jsonl::FileKey{0, record.as_object().at("key").as_string()};
-  }
-  int named() const { return named_; }
-
- private:
-  mutable std::atomic<int> named_{0};
 };
 
 // The default sink, noting how much room each append's text holds.
@@ -271,21 +253,6 @@ BOOST_AUTO_TEST_CASE(a_route_spreads_a_batch_over_files_grouped_in_submission_or
   BOOST_TEST(stats.dropped(jsonl::DropReason::malformed) == 1u);
   BOOST_TEST(log.at(LogLevel::warning).size() == 1u);
   BOOST_TEST(accounting_holds(stats));
-}
-
-BOOST_AUTO_TEST_CASE(a_keyed_route_names_each_keys_file_once_a_batch) {
-  jsonl_test::ScratchDirectory directory;
-  Log log;
-  const auto route = std::make_shared<KeyedFilePerKeyRoute>(directory.path());
-  jsonl::JsonlRecordWriter<> writer(test_options(directory.path(), log), std::make_shared<jsonl::JsonLineFormat>(),
-                                    nullptr, route);
-  for (int n = 0; n < 8; ++n) writer.submit(json::object{{"key", n % 3 == 0 ? "a" : "b"}, {"n", n}});
-  writer.start();  // one batch of eight
-  writer.close();
-  BOOST_TEST(route->named() == 2);
-  BOOST_TEST(jsonl_test::read_file(directory.path() / "a.jsonl") ==
-             "{\"key\":\"a\",\"n\":0}\n{\"key\":\"a\",\"n\":3}\n{\"key\":\"a\",\"n\":6}\n");
-  BOOST_TEST(writer.stats().written == 8u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

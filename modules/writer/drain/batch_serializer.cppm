@@ -87,12 +87,17 @@ class BatchSerializer {
       result.appends.push_back(serialize(batch, identity_, result.outcomes, {}, result));
       return;
     }
+    struct Group {
+      std::filesystem::path file;
+      std::vector<std::size_t> members;
+    };
     std::vector<Group> groups;
-    std::vector<KeyedGroup> keyed;
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      if (const std::optional<std::size_t> group = group_of(batch, i, groups, keyed, result.outcomes)) {
-        groups[*group].members.push_back(i);
-      }
+      std::filesystem::path file;
+      if (!routed(batch, i, file, result.outcomes)) continue;
+      auto group = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.file == file; });
+      if (group == groups.end()) group = groups.insert(groups.end(), Group{std::move(file), {}});
+      group->members.push_back(i);
     }
     std::size_t first = result.outcomes.size();
     result.outcomes.resize(batch.size());
@@ -109,34 +114,12 @@ class BatchSerializer {
     std::size_t operator[](std::size_t i) const noexcept { return i; }
   };
 
-  // A file's records of a batch, in submission order.
-  struct Group {
-    std::filesystem::path file;
-    std::vector<std::size_t> members;
-  };
-  // A key the route gave, and the group of its file.
-  struct KeyedGroup {
-    FileKey key;
-    std::size_t group;
-  };
-
-  // The group record `i` joins, made when its file has none yet. A record whose key was
-  // seen joins that key's group without its file named again. None when it has no file:
-  // why is noted in `outcomes`, and it is consumed.
-  std::optional<std::size_t> group_of(const Records& batch, std::size_t i, std::vector<Group>& groups,
-                                      std::vector<KeyedGroup>& keyed, std::vector<LineOutcome>& outcomes) const {
+  // Whether record `i` has a file; if not, notes why in `outcomes` and consumes it.
+  bool routed(const Records& batch, std::size_t i, std::filesystem::path& file,
+              std::vector<LineOutcome>& outcomes) const {
     try {
-      const std::optional<FileKey> key = route_->file_key(batch[i]);
-      if (key) {
-        const auto seen = std::ranges::find(keyed, *key, &KeyedGroup::key);
-        if (seen != keyed.end()) return seen->group;
-      }
-      std::filesystem::path file = route_->route(batch[i]);
-      const auto found = std::ranges::find(groups, file, &Group::file);
-      const auto group = static_cast<std::size_t>(found - groups.begin());
-      if (found == groups.end()) groups.push_back(Group{std::move(file), {}});
-      if (key) keyed.push_back({*key, group});
-      return group;
+      file = route_->route(batch[i]);
+      return true;
     } catch (const std::exception& error) {
       outcomes.push_back(format_.is_malformed(error) ? LineOutcome{LineOutcome::malformed, error.what()}
                                                      : LineOutcome{LineOutcome::unexpected, describe_current_exception()});
@@ -144,7 +127,7 @@ class BatchSerializer {
       outcomes.push_back({LineOutcome::unexpected, describe_current_exception()});
     }
     batch.consume(i);
-    return std::nullopt;
+    return false;
   }
 
   // Serializes the records `members` names (as many as `outcomes` has), in chunks side

@@ -1,23 +1,11 @@
 // Where each record goes: the writer's own file, or a file a configuration names.
 module;
 
-#include <cstdint>
 #include <filesystem>
-#include <optional>
-#include <string_view>
 
 export module jsonl.writer:route;
 
 export namespace jsonl {
-
-// What tells a route's files apart, cheaper to find than the file: records whose keys
-// are equal go to the same file.
-struct FileKey {
-  std::int64_t number = 0;
-  std::string_view text;  // may refer to the record the key was taken from
-
-  friend bool operator==(const FileKey&, const FileKey&) = default;
-};
 
 // A configuration that spreads records over files (say, a file per hour and kind) names
 // each record's file; the drain groups a batch by file, in the order each file first
@@ -33,13 +21,6 @@ class RecordRoute {
   // exception costs this record alone, judged as the format's (RecordFormat::
   // is_malformed): malformed, or an unexpected serialization error.
   virtual std::filesystem::path route(const Record& record) const = 0;
-
-  // A key for `record`'s file, for a route that has one cheaper than naming the file:
-  // records with equal keys must go to the same file. The drain then names the file once
-  // for each key a batch holds, with route() of the first record that has it, and not
-  // again for the others. None, by default: route() for every record. Called as route()
-  // is, before it, for a record still held; an exception costs the record as route()'s.
-  virtual std::optional<FileKey> file_key(const Record&) const { return std::nullopt; }
 };
 
 }  // namespace jsonl

@@ -11,11 +11,9 @@ module;
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <charconv>
 #include <cmath>
 #include <cstddef>
-#include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
@@ -196,6 +194,16 @@ class JsonTextWriter {
     out_.append(escape, sizeof escape);
   }
 
+  // A byte below 0x20 without a two-character escape, or DEL (written as it is unless
+  // the text is kept ASCII, as json.dumps does).
+  void control_escape(unsigned char c) {
+    if (c == 0x7F && !options_.ensure_ascii) {
+      out_ += static_cast<char>(c);
+    } else {
+      unicode_escape(c);
+    }
+  }
+
   void non_ascii(std::string_view rest, std::size_t& consumed) {
     const DecodedCodePoint decoded = decode_utf8(rest);
     consumed = decoded.length;
@@ -243,49 +251,34 @@ class JsonTextWriter {
     out_ += closing;
   }
 
-  // Writes text[from..] (text[from] is not plain). Text that quotes JSON (a streamed
-  // answer's frames) escapes a byte every few, so the rest goes through a table of what
-  // each ASCII byte becomes, into room reserved for a block's worst case: no call and
-  // no bounds check per piece. Sixteen plain bytes in a row are copied at once, so
-  // sparse escapes in long text stay nearly as fast as plain text.
+  // Writes text[from..] (text[from] is not plain): each byte that needs it escaped, the
+  // plain runs between them copied as they are. Text that quotes JSON (a streamed answer's
+  // frames) escapes a byte every few, so the two-character escapes are written inline,
+  // from a table.
   void escaped_rest(std::string_view text, std::size_t from) {
-    const auto& forms = options_.ensure_ascii ? ascii_forms<true> : ascii_forms<false>;
-    const char* in = text.data() + from;
-    const char* const end = text.data() + text.size();
-    while (in < end) {
-      const char* const block_end = in + std::min<std::size_t>(static_cast<std::size_t>(end - in), escape_block);
-      char* out = out_.reserve(escape_block * max_growth + sizeof(std::uint64_t));
-      while (in < block_end) {
-        if (block_end - in >= 16 && sixteen_plain(in)) {
-          std::memcpy(out, in, 16);
-          in += 16;
-          out += 16;
-          continue;
-        }
-        for (const char* const stop = std::min(in + 16, block_end); in < stop;) {
-          const std::uint64_t form = forms[static_cast<unsigned char>(*in)];
-          if (form == 0) {  // not ASCII: decoded apart, through the Output
-            out_.commit_to(out);
-            std::size_t consumed = 0;
-            non_ascii(std::string_view(in, static_cast<std::size_t>(end - in)), consumed);
-            in += consumed;
-            out = out_.reserve(escape_block * max_growth + sizeof(std::uint64_t));
-            continue;
-          }
-          std::memcpy(out, &form, sizeof form);
-          out += form >> 56;
-          ++in;
-        }
+    const char* const data = text.data();
+    const std::size_t size = text.size();
+    for (std::size_t i = from; i < size;) {
+      const auto c = static_cast<unsigned char>(data[i]);
+      if (const char letter = short_escapes[c]; letter != 0) {
+        char* const at = out_.reserve(2);
+        at[0] = '\\';
+        at[1] = letter;
+        out_.commit_to(at + 2);
+        ++i;
+      } else if (c < 0x80) {
+        control_escape(c);
+        ++i;
+      } else {
+        std::size_t consumed = 0;
+        non_ascii(text.substr(i), consumed);
+        i += consumed;
       }
-      out_.commit_to(out);
+      const std::size_t plain = plain_prefix(text.substr(i));
+      out_.append(data + i, plain);
+      i += plain;
     }
   }
-
-  // The bytes escaped_rest writes into one reservation, and the most one byte of text
-  // becomes: six, as "\u001f" or, kept ASCII, a sequence's "\ud83d\ude00" or U+FFFD's
-  // "\ufffd".
-  static constexpr std::size_t escape_block = 256;
-  static constexpr std::size_t max_growth = 6;
 
   // The letter after the backslash of each byte with a two-character escape, 0 for the rest.
   static constexpr std::array<char, 256> short_escapes = [] {
@@ -298,34 +291,6 @@ class JsonTextWriter {
     letters['\b'] = 'b';
     letters['\f'] = 'f';
     return letters;
-  }();
-
-  // What each ASCII byte becomes in a string, its bytes in the low six bytes of the word
-  // (first lowest, as a little-endian store writes them) and its length in the top
-  // byte; 0 for the bytes from 0x80 up. DEL stays as it is unless the text is kept
-  // ASCII, as json.dumps does.
-  template <bool ensure_ascii>
-  static constexpr std::array<std::uint64_t, 256> ascii_forms = [] {
-    static_assert(std::endian::native == std::endian::little);
-    std::array<std::uint64_t, 256> forms{};
-    const auto form_of = [](std::string_view bytes) {
-      std::uint64_t form = std::uint64_t{bytes.size()} << 56;
-      for (std::size_t i = 0; i < bytes.size(); ++i) form |= std::uint64_t{static_cast<unsigned char>(bytes[i])} << (8 * i);
-      return form;
-    };
-    for (unsigned c = 0; c < 0x80; ++c) {
-      const char byte = static_cast<char>(c);
-      if (const char letter = short_escapes[c]; letter != 0) {
-        const char escape[2] = {'\\', letter};
-        forms[c] = form_of({escape, 2});
-      } else if (c < 0x20 || (c == 0x7F && ensure_ascii)) {
-        const char escape[6] = {'\\', 'u', '0', '0', hex_digits[c >> 4], hex_digits[c & 0xF]};
-        forms[c] = form_of({escape, 6});
-      } else {
-        forms[c] = form_of({&byte, 1});
-      }
-    }
-    return forms;
   }();
 
   Output out_;

@@ -72,9 +72,6 @@ inline std::size_t plain_prefix(std::string_view text) noexcept {
   while (i < size && plain_bytes[static_cast<unsigned char>(data[i])]) ++i;
   return i;
 }
-
-// Whether the 16 bytes at `bytes` are all plain.
-inline bool sixteen_plain(const char* bytes) noexcept { return not_plain_mask(load16(bytes)) == 0; }
 #else
 // Whether the 8 bytes at `bytes` are all plain, tested a word at a time. May say no for
 // some plain words (a carry between bytes), never yes for one that is not.
@@ -99,9 +96,6 @@ inline std::size_t plain_prefix(std::string_view text) noexcept {
   while (i < size && plain_bytes[static_cast<unsigned char>(text[i])]) ++i;
   return i;
 }
-
-// Whether the 16 bytes at `bytes` are all plain. May say no for some plain ones.
-inline bool sixteen_plain(const char* bytes) noexcept { return all_plain(bytes) && all_plain(bytes + 8); }
 #endif
 
 }  // namespace jsonl::detail
