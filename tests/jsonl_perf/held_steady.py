@@ -14,9 +14,10 @@ The process is sampled from /proc every half second. Exits 1 naming what grew, w
 samples.
 
 Under a sanitizer (its options in the environment, as the asan and tsan presets set
-them) the resident set saws: ThreadSanitizer keeps shadow memory for what the program
-touches and hands freed memory back in bulk every several seconds, so a flat heap reads
-as a climb of more than the slack followed by a fall. There the window is long enough to
+them) the resident set saws: the sanitizer's runtime keeps shadow memory for what the
+program touches and hands freed memory back in bulk every several seconds (as
+ThreadSanitizer does), so a flat heap reads as a climb of more than the slack followed
+by a fall. There the window is long enough to
 hold several falls, and memory is judged trough to trough: the least of the window's
 second half against the least of its first. A writer that keeps what it should free
 raises the troughs; the release build judges every sample.
@@ -69,13 +70,13 @@ def judge(case, samples):
             [("anonymous resident KiB", SLACK_RSS_KIB), ("descriptors", SLACK_DESCRIPTORS), ("threads", SLACK_THREADS)], 1):
         if SANITIZED and index == 1:
             half = len(warm) // 2
-            first, most = min(s[index] for s in warm[:half]), min(s[index] for s in warm[half:])
-            print(f"{case}: {name} at least {first} in the first half, at least {most} in the second (slack {slack})")
+            before, after = min(s[index] for s in warm[:half]), min(s[index] for s in warm[half:])
+            print(f"{case}: {name} at least {before} in the first half, at least {after} in the second (slack {slack})")
         else:
-            first, most = warm[0][index], max(s[index] for s in warm)
-            print(f"{case}: {name} {first} after the warm-up, at most {most} after (slack {slack})")
-        if most - first > slack:
-            failures.append(f"{name} grew from {first} to {most}, past the slack of {slack}")
+            before, after = warm[0][index], max(s[index] for s in warm)
+            print(f"{case}: {name} {before} after the warm-up, at most {after} after (slack {slack})")
+        if after - before > slack:
+            failures.append(f"{name} grew from {before} to {after}, past the slack of {slack}")
     if failures:
         table = "\n".join(f"  {t:5.1f} s  rss {r} KiB  fds {d}  threads {n}" for t, r, d, n in samples)
         sys.exit(f"{case}: " + "; ".join(failures) + f"\n{table}")

@@ -142,8 +142,8 @@ BOOST_AUTO_TEST_CASE(stats_say_how_records_were_serialized) {
 // threads, routed to several files, in a first round serialized side by side, each
 // file's group in chunks side by side too, in one batch or in two side by side. Every
 // line lands once, in its file, in its producer's order. Which chunks oneTBB's threads
-// take is theirs to decide: four writers in turn make it all but certain that chunks of
-// one group run on different threads, so that two sharing memory are seen racing.
+// take is theirs to decide: several writers in turn make it all but certain that chunks
+// of one group run on different threads, so that two sharing memory are seen racing.
 BOOST_AUTO_TEST_CASE(records_from_several_threads_routed_to_several_files_are_serialized_side_by_side) {
   constexpr int writers = 4, producers = 3, per_producer = 340, files = 3;
   for (int w = 0; w < writers; ++w) {
@@ -182,6 +182,7 @@ BOOST_AUTO_TEST_CASE(records_from_several_threads_routed_to_several_files_are_se
       for (std::string line; std::getline(lines, line);) {
         const json::object record = json::parse(line).as_object();
         const auto p = record.at("producer").as_int64();
+        BOOST_TEST_REQUIRE((p >= 0 && p < producers));
         const int n = static_cast<int>(record.at("n").as_int64());
         BOOST_TEST(n == next[p], "writer " << w << ", f" << f);
         BOOST_TEST(record.at("text").as_string() == "\"quoted\"\tand\u00e9\n" + std::to_string(n));

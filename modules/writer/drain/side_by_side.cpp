@@ -18,16 +18,18 @@ namespace jsonl::detail {
 namespace {
 
 // oneTBB starts the tasks and waits for them inside its library, where ThreadSanitizer
-// sees neither: each task is declared to follow the call, and the return to follow every
-// task. The two orders use two addresses so that no task is taken to follow another
-// that merely ended before it began: two tasks touching the same memory are a race TSan
-// must report. A task finds the addresses from its own (oneTBB calls the caller's
-// object, by reference), so it reads nothing of the caller's before its declared order.
+// sees neither: each task is declared to follow the call, and the return (or the
+// rethrow of a task's exception) to follow every task. The two orders use two addresses,
+// so they add none between the tasks themselves: whether two tasks touching the same
+// memory are reported is up to which of them oneTBB runs at once, as it is for any
+// race. A task finds the addresses from its own (the index form of parallel_for calls
+// the caller's object, by reference), so it reads nothing of the caller's before its
+// declared order.
 struct OrderedTasks {
   void operator()(std::size_t i) const {
-    order_acquire(const_cast<OrderedTasks*>(this));
+    order_acquire(this);
+    const ReleaseOnExit finished{&joined};
     body(i);
-    order_release(const_cast<char*>(&joined));
   }
 
   IndexTask body;
@@ -39,7 +41,12 @@ struct OrderedTasks {
 void run_side_by_side(std::size_t count, IndexTask body) {
   OrderedTasks tasks{body};
   order_release(&tasks);
-  tbb::parallel_for(std::size_t{0}, count, tasks);
+  try {
+    tbb::parallel_for(std::size_t{0}, count, tasks);
+  } catch (...) {
+    order_acquire(&tasks.joined);
+    throw;
+  }
   order_acquire(&tasks.joined);
 }
 

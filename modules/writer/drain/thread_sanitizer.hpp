@@ -14,22 +14,28 @@ namespace jsonl::detail {
 
 // What this thread did so far happens before whatever a thread does after a later
 // `order_acquire` of the same `sync`. Releases to one `sync` add up.
-inline void order_release([[maybe_unused]] void* sync) noexcept {
+inline void order_release([[maybe_unused]] const void* sync) noexcept {
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
-  __tsan_release(sync);
+  __tsan_release(const_cast<void*>(sync));
 #endif
 #endif
 }
 
 // What every earlier `order_release` of `sync` followed happens before what this thread
 // does next.
-inline void order_acquire([[maybe_unused]] void* sync) noexcept {
+inline void order_acquire([[maybe_unused]] const void* sync) noexcept {
 #if defined(__has_feature)
 #if __has_feature(thread_sanitizer)
-  __tsan_acquire(sync);
+  __tsan_acquire(const_cast<void*>(sync));
 #endif
 #endif
 }
+
+// order_release(sync) when it goes out of scope, by a return or an exception alike.
+struct ReleaseOnExit {
+  const void* sync;
+  ~ReleaseOnExit() { order_release(sync); }
+};
 
 }  // namespace jsonl::detail
