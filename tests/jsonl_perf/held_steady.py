@@ -17,10 +17,10 @@ Under a sanitizer (its options in the environment, as the asan and tsan presets 
 them) the resident set saws: the sanitizer's runtime keeps shadow memory for what the
 program touches and hands freed memory back in bulk every several seconds (as
 ThreadSanitizer does), so a flat heap reads as a climb of more than the slack followed
-by a fall. There the window is long enough to
-hold several falls, and memory is judged trough to trough: the least of the window's
-second half against the least of its first. A writer that keeps what it should free
-raises the troughs; the release build judges every sample.
+by a fall, and how far it falls varies from one fall to the next. There the window is
+long enough to hold several falls, and memory is judged peak to peak: the most of the
+window's second half against the most of its first. A writer that keeps what it should
+free raises the peaks; the release build judges every sample.
 """
 import collections
 import json
@@ -70,8 +70,8 @@ def judge(case, samples):
             [("anonymous resident KiB", SLACK_RSS_KIB), ("descriptors", SLACK_DESCRIPTORS), ("threads", SLACK_THREADS)], 1):
         if SANITIZED and index == 1:
             half = len(warm) // 2
-            before, after = min(s[index] for s in warm[:half]), min(s[index] for s in warm[half:])
-            print(f"{case}: {name} at least {before} in the first half, at least {after} in the second (slack {slack})")
+            before, after = max(s[index] for s in warm[:half]), max(s[index] for s in warm[half:])
+            print(f"{case}: {name} at most {before} in the first half, at most {after} in the second (slack {slack})")
         else:
             before, after = warm[0][index], max(s[index] for s in warm)
             print(f"{case}: {name} {before} after the warm-up, at most {after} after (slack {slack})")
