@@ -178,19 +178,6 @@ LoopCost request_loop(const std::filesystem::path& directory, bool durable_trace
   return cost;
 }
 
-// Every line of every line file the recorder wrote under `directory` (its books apart),
-// a file's lines in its order: the lines the floor writes again.
-std::vector<std::vector<std::string>> recorded_lines(const std::filesystem::path& directory) {
-  std::vector<std::vector<std::string>> files;
-  for (const auto& entry : std::filesystem::recursive_directory_iterator(directory)) {
-    if (!entry.is_regular_file() || entry.path().extension() != ".jsonl") continue;
-    std::ifstream in(entry.path());
-    std::vector<std::string>& lines = files.emplace_back();
-    for (std::string line; std::getline(in, line);) lines.push_back(line + '\n');
-  }
-  return files;
-}
-
 // A line as the floors make it: whole, and for the escaped floor the text before and
 // after a response line's streamed body and the body as it was sent (empty for a line
 // copied whole there too).
@@ -201,23 +188,28 @@ struct FloorLine {
   std::string after;
 };
 
-// Each recorded line, a response line's streamed body taken out of its JSON text.
-std::vector<std::vector<FloorLine>> floor_lines(const std::vector<std::vector<std::string>>& files) {
+// Every line of every line file the recorder wrote under `directory` (its books apart),
+// a file's lines in its order, a response line's streamed body taken out of its JSON
+// text: the lines the floors write again.
+std::vector<std::vector<FloorLine>> floor_lines(const std::filesystem::path& directory) {
   constexpr std::string_view opening = "\"body\":\"", closing = "\"}}\n";
-  std::vector<std::vector<FloorLine>> floor(files.size());
-  for (std::size_t f = 0; f < files.size(); ++f) {
-    for (const std::string& line : files[f]) {
-      FloorLine& made = floor[f].emplace_back(FloorLine{line, {}, {}, {}});
-      const json::value parsed = json::parse(line);
+  std::vector<std::vector<FloorLine>> files;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(directory)) {
+    if (!entry.is_regular_file() || entry.path().extension() != ".jsonl") continue;
+    std::ifstream in(entry.path());
+    std::vector<FloorLine>& lines = files.emplace_back();
+    for (std::string text; std::getline(in, text);) {
+      FloorLine& line = lines.emplace_back(FloorLine{text + '\n', {}, {}, {}});
+      const json::value parsed = json::parse(text);
       const json::value* response = parsed.as_object().if_contains("response");
-      if (!response || response->at("kind") != "sse_text" || !line.ends_with(closing)) continue;
-      const std::size_t body_at = line.rfind(opening) + opening.size();
-      made.before = line.substr(0, body_at);
-      made.body = response->at("body").as_string();
-      made.after = closing;
+      if (!response || response->at("kind") != "sse_text" || !line.whole.ends_with(closing)) continue;
+      const std::size_t body_at = line.whole.rfind(opening) + opening.size();
+      line.before = line.whole.substr(0, body_at);
+      line.body = response->at("body").as_string();
+      line.after = closing;
     }
   }
-  return floor;
+  return files;
 }
 
 // What each byte of a JSON string becomes, as json.dumps writes it without ensure_ascii:
@@ -254,11 +246,11 @@ Floor floor_per_request(const std::filesystem::path& directory, const std::vecto
                         std::size_t requests, bool escaped) {
   std::filesystem::remove_all(directory);
   std::filesystem::create_directories(directory);
+  const auto file = [&](std::size_t f) { return directory / ("floor-" + std::to_string(f) + ".jsonl"); };
   std::vector<int> descriptors;
   std::size_t room = 0;  // the most a burst's lines of one file can take
   for (std::size_t f = 0; f < files.size(); ++f) {
-    const std::string path = (directory / ("floor-" + std::to_string(f) + ".jsonl")).string();
-    descriptors.push_back(::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    descriptors.push_back(::open(file(f).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
     for (std::size_t first = 0; first < files[f].size(); first += burst_size) {
       std::size_t bytes = 0;
       for (std::size_t i = first; i < std::min(first + burst_size, files[f].size()); ++i) {
@@ -302,7 +294,7 @@ Floor floor_per_request(const std::filesystem::path& directory, const std::vecto
     for (std::size_t i = 0; i < std::min(files[f].size(), (requests + burst_size - 1) / burst_size * burst_size); ++i) {
       expected += files[f][i].whole;
     }
-    std::ifstream in(directory / ("floor-" + std::to_string(f) + ".jsonl"), std::ios::binary);
+    std::ifstream in(file(f), std::ios::binary);
     floor.same_bytes &= std::string(std::istreambuf_iterator<char>(in), {}) == expected;
   }
   return floor;
@@ -320,7 +312,7 @@ int request_records(const Settings& settings) {
     const LoopCost cost = request_loop(settings.disk_dir / "request_records", durable, count, rate);
     const std::string name = durable ? "request_records_loop_durable_" : "request_records_loop_";
     if (!durable) {
-      const auto lines = floor_lines(recorded_lines(settings.disk_dir / "request_records"));
+      const auto lines = floor_lines(settings.disk_dir / "request_records");
       const std::filesystem::path directory = settings.disk_dir / "request_records_floor";
       floor_us = floor_per_request(directory, lines, count, false).cpu_us;
       figure("request_records_floor_cpu_per_request", floor_us, "us");
