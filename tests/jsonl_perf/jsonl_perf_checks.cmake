@@ -217,7 +217,7 @@ elseif(CHECK STREQUAL "duckdb")
 
   # A line past summary's bound (16 MiB) and past DuckDB's (its maximum_object_size, 16
   # MiB, read into a buffer twice that): summary reports it and reads the rest; DuckDB
-  # fails the whole query, ignore_errors notwithstanding, as README says.
+  # fails the whole query, ignore_errors notwithstanding, as docs/at-scale.md says.
   set(long "${SCRATCH}/long")
   file(MAKE_DIRECTORY "${long}")
   set(pad_mib 40)
@@ -239,7 +239,7 @@ b'{\"status\": \"ok\"}\\n{\"pad\": \"' + b'a' * n + b'\"}\\n{\"status\": \"ok\"}
     execute_process(COMMAND "${NODE}" "${duckdb_tools}/percentiles.mjs" "${long}"
                     RESULT_VARIABLE result OUTPUT_VARIABLE figures ERROR_VARIABLE problem)
     if(result EQUAL 0)
-      message(FATAL_ERROR "DuckDB read a 40 MiB line, which README says it refuses:\n${figures}")
+      message(FATAL_ERROR "DuckDB read a 40 MiB line, which docs/at-scale.md says it refuses:\n${figures}")
     endif()
     expect_contains("${problem}" "maximum_object_size")
   endif()
