@@ -437,7 +437,7 @@ elseif(CHECK STREQUAL "fleet_join")
   # directory: every answered request joins its perf record, usage on every completed
   # response, trace E2E within a few ms of what the client measured, no negative decode.
   run_tool(EXPECT 0 ARGS fleet --rate 40 --duration 3 --output-dir "${SCRATCH}/run"
-                         --route chat --route completions --route responses --stream-fraction 0.5)
+                         --route chat --route completions --route responses --route messages --stream-fraction 0.5)
   set(attempt "${SCRATCH}/run/attempt-001")
   expect_contains("${stdout}" "all balance: yes; all files verify: yes")
   expect_parts("${attempt}" perf_metrics request_trace client.json report.html server.log)

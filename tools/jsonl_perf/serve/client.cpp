@@ -59,9 +59,15 @@ std::string body_for(const RequestResult& result, const ClientOptions& options, 
       body["input"] = prompt(random);
       body["max_output_tokens"] = options.max_tokens;
       break;
+    case Route::messages:  // Anthropic's: the usage always comes
+      body["messages"] = json::array{json::object{{"role", "user"}, {"content", prompt(random)}}};
+      body["max_tokens"] = options.max_tokens;
+      break;
   }
   body["stream"] = result.stream;
-  if (result.stream && result.route != Route::responses) body["stream_options"] = {{"include_usage", true}};
+  if (result.stream && (result.route == Route::chat_completions || result.route == Route::completions)) {
+    body["stream_options"] = {{"include_usage", true}};
+  }
   return json::serialize(body);
 }
 

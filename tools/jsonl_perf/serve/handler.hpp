@@ -47,9 +47,14 @@ class RequestHandler {
   virtual void answer(std::shared_ptr<Exchange> exchange) = 0;
   // Stop what the answer waits for (a timer, a hop) now; that step then fails.
   virtual void cancel() {}
-  // `what` escaped a step of this handler: record the request as ended by it. Returns the
-  // status the client gets when nothing was sent yet.
-  virtual unsigned failed(std::string_view what) = 0;
+  // What the client gets when an exception ended its request before anything was sent.
+  struct FailedAnswer {
+    unsigned status = 500;
+    std::string body;
+  };
+  // `what` escaped a step of this handler: record the request as ended by it, and say
+  // what the client gets.
+  virtual FailedAnswer failed(std::string_view what) = 0;
 };
 
 // What every session uses: the options, the model, the recorder, the metrics and the

@@ -90,6 +90,10 @@ double Distribution::draw_seconds(std::mt19937_64& random) const {
 SimulatedModel::SimulatedModel(ModelOptions options)
     : options_(std::move(options)), started_(jsonl::recording::steady_seconds()), random_(options_.seed) {}
 
+std::int64_t SimulatedModel::prompt_tokens(std::size_t prompt_bytes) {
+  return std::max<std::int64_t>(1, static_cast<std::int64_t>(prompt_bytes / 4));
+}
+
 Plan SimulatedModel::plan(std::size_t prompt_bytes, std::optional<std::int64_t> max_tokens, HopType hop) {
   const std::int64_t asked = std::clamp<std::int64_t>(max_tokens.value_or(options_.default_max_tokens), 1,
                                                       options_.max_tokens_cap);
@@ -99,7 +103,7 @@ Plan SimulatedModel::plan(std::size_t prompt_bytes, std::optional<std::int64_t> 
   plan.request_id = next_request_id_++;
   plan.queue_seconds = options_.queue.draw_seconds(random_);
   plan.first_token_seconds = options_.first_token.draw_seconds(random_);
-  plan.prompt_tokens = std::max<std::int64_t>(1, static_cast<std::int64_t>(prompt_bytes / 4));
+  plan.prompt_tokens = prompt_tokens(prompt_bytes);
   const double reuse = std::uniform_real_distribution<double>(0, std::min(1.0, 2 * options_.kv_reuse))(random_);
   plan.cached_tokens = static_cast<std::int64_t>(plan.prompt_tokens * reuse) / tokens_per_block * tokens_per_block;
   plan.tokens.reserve(wanted);

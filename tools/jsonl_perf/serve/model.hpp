@@ -82,6 +82,8 @@ class SimulatedModel {
                                        std::optional<double> first_token, std::optional<double> last_token) const;
 
   const ModelOptions& options() const { return options_; }
+  // The tokens of a prompt of `prompt_bytes` (about four bytes a token, at least one).
+  static std::int64_t prompt_tokens(std::size_t prompt_bytes);
 
  private:
   std::int64_t iteration(double at) const;

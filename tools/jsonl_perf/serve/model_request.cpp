@@ -52,7 +52,7 @@ void ModelRequest::begin(json::value) {
   const HopType hop = disagg_ ? disagg_->request_type : HopType::context_and_generation;
   plan_ = server_.model().plan(shape_.prompt_bytes, shape_.max_tokens, hop);
   const bool include_usage = shape_.stream_options_given ? shape_.include_usage : server_.recorder().recording();
-  answer_.emplace(route_, shape_.model, plan_.prompt_tokens, plan_.cached_tokens, include_usage);
+  answer_.emplace(route_, shape_.model, plan_.prompt_tokens, plan_.cached_tokens, include_usage, shape_.continuous_usage);
   engine_arrival_ = jsonl::recording::steady_seconds();
   scheduled_ = engine_arrival_ + plan_.queue_seconds;
   if (!shape_.stream) return schedule_next_token();

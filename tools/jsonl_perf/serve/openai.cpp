@@ -10,6 +10,7 @@
 #include <span>
 #include <string_view>
 
+#include "anthropic.hpp"
 #include "sse.hpp"
 
 namespace jsonl_perf::serve {
@@ -27,11 +28,15 @@ std::string random_hex(std::size_t digits) {
 
 }  // namespace
 
+// A Messages answer is a chat answer underneath: route_ is the chat route, and what it
+// writes goes through the reframer.
 Answer::Answer(Route route, std::string model, std::int64_t prompt_tokens, std::int64_t cached_tokens,
-               bool include_usage)
-    : route_(route),
+               bool include_usage, bool continuous_usage)
+    : route_(route == Route::messages ? Route::chat_completions : route),
+      continuous_usage_(continuous_usage),
+      reframer_(route == Route::messages ? std::make_unique<anthropic::StreamReframer>(model) : nullptr),
       model_(std::move(model)),
-      id_((route == Route::chat_completions ? "chatcmpl-" : route == Route::completions ? "cmpl-" : "resp_") +
+      id_((route_ == Route::chat_completions ? "chatcmpl-" : route_ == Route::completions ? "cmpl-" : "resp_") +
           random_hex(32)),
       item_id_("msg_" + random_hex(32)),
       created_(std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
@@ -39,6 +44,9 @@ Answer::Answer(Route route, std::string model, std::int64_t prompt_tokens, std::
       prompt_tokens_(prompt_tokens),
       cached_tokens_(cached_tokens),
       include_usage_(include_usage || route == Route::responses) {}
+
+Answer::~Answer() = default;
+Answer::Answer(Answer&&) noexcept = default;
 
 json::value Answer::usage() const {
   const std::int64_t total = prompt_tokens_ + completion_tokens_;
@@ -63,6 +71,7 @@ json::object Answer::chunk(json::object choice) const {
   json::object indexed{{"index", 0}};
   for (auto& field : choice) indexed.emplace(field.key(), std::move(field.value()));
   chunk.emplace("choices", json::array{std::move(indexed)});
+  if (continuous_usage_) chunk.emplace("usage", usage());
   return chunk;
 }
 
@@ -91,8 +100,14 @@ json::object Answer::response_object(std::string_view status) const {
 }
 
 std::string Answer::stream_opening() {
+  if (reframer_) return reframer_->feed(chat_opening());
+  return chat_opening();
+}
+
+std::string Answer::chat_opening() {
   switch (route_) {
     case Route::chat_completions:
+    case Route::messages:  // made as chat
       return sse::frame(json::serialize(chunk({{"delta", {{"role", "assistant"}, {"content", ""}}}, {"finish_reason", nullptr}})));
     case Route::completions:
       return {};
@@ -114,8 +129,14 @@ void Answer::add_token(std::string_view token) {
 
 std::string Answer::stream_token(std::string_view token) {
   add_token(token);
+  if (reframer_) return reframer_->feed(chat_token(token));
+  return chat_token(token);
+}
+
+std::string Answer::chat_token(std::string_view token) {
   switch (route_) {
     case Route::chat_completions:
+    case Route::messages:  // made as chat
       return sse::frame(json::serialize(chunk({{"delta", {{"content", token}}}, {"finish_reason", nullptr}})));
     case Route::completions:
       return sse::frame(json::serialize(chunk({{"text", token}, {"logprobs", nullptr}, {"finish_reason", nullptr}})));
@@ -127,6 +148,11 @@ std::string Answer::stream_token(std::string_view token) {
 }
 
 std::string Answer::stream_closing(std::string_view finish_reason) {
+  if (reframer_) return reframer_->feed(chat_closing(finish_reason));
+  return chat_closing(finish_reason);
+}
+
+std::string Answer::chat_closing(std::string_view finish_reason) {
   if (route_ == Route::responses) {
     return event("response.output_text.done",
                  {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0}, {"text", text_}}) +
@@ -150,8 +176,14 @@ std::string Answer::stream_closing(std::string_view finish_reason) {
 }
 
 json::value Answer::body(std::string_view finish_reason) const {
+  if (reframer_) return anthropic::to_message(chat_body(finish_reason).get_object());
+  return chat_body(finish_reason);
+}
+
+json::value Answer::chat_body(std::string_view finish_reason) const {
   switch (route_) {
     case Route::chat_completions:
+    case Route::messages:  // made as chat
       return {{"id", id_},
               {"object", "chat.completion"},
               {"created", created_},
@@ -187,12 +219,23 @@ void for_each_event(std::string_view text, const std::function<void(const json::
 
 bool event_carries_token(Route route, std::string_view event) {
   if (route == Route::responses) return event.starts_with("event: response.output_text.delta\n");
+  if (route == Route::messages) {
+    constexpr std::string_view marker = R"("type":"text_delta","text":")";
+    const std::size_t at = event.find(marker);
+    return event.starts_with("event: content_block_delta\n") && at != std::string_view::npos &&
+           at + marker.size() < event.size() && event[at + marker.size()] != '"';
+  }
   const std::string_view marker = route == Route::chat_completions ? R"("delta":{"content":")" : R"("text":")";
   const std::size_t at = event.find(marker);
   return at != std::string_view::npos && at + marker.size() < event.size() && event[at + marker.size()] != '"';
 }
 
 bool carries_usage(Route route, const json::object& body) {
+  if (route == Route::messages) {  // a whole message's, or message_delta's
+    const json::value* type = body.if_contains("type");
+    const json::value* usage = body.if_contains("usage");
+    return type && (*type == "message" || *type == "message_delta") && usage && usage->is_object();
+  }
   if (route == Route::responses) {
     const json::value* response = body.if_contains("response");
     if (response && response->is_object()) return carries_usage(route, response->get_object());

@@ -7,6 +7,7 @@
 #include <span>
 #include <string_view>
 
+#include "anthropic.hpp"
 #include "openai.hpp"
 
 namespace jsonl_perf::serve {
@@ -106,6 +107,16 @@ std::optional<Route> route_at(std::string_view path) {
 }
 
 json::array validate(Route route, const json::value& body, RequestShape& shape) {
+  if (route == Route::messages) {
+    json::array errors = anthropic::validate_messages(body);
+    if (!errors.empty()) return errors;
+    try {
+      return validate(Route::chat_completions, anthropic::to_chat_request(body.get_object()), shape);
+    } catch (const anthropic::RequestError& error) {
+      errors.push_back(validation_error({"body"}, "value_error", error.what()));
+      return errors;
+    }
+  }
   json::array errors;
   const json::object* object = body.if_object();
   if (!object) {
@@ -139,6 +150,7 @@ json::array validate(Route route, const json::value& body, RequestShape& shape) 
       shape.include_usage = true;  // the field's default, once stream_options is given
       shape.stream_options_given = true;
       check_bool(*fields, "include_usage", shape.include_usage, errors);
+      check_bool(*fields, "continuous_usage_stats", shape.continuous_usage, errors);
     } else {
       errors.push_back(validation_error({"body", "stream_options"}, "model_type", "Input should be a valid dictionary"));
     }
@@ -153,13 +165,21 @@ json::array json_error(std::size_t offset, std::string_view what) {
   return errors;
 }
 
-std::string bad_request_body(const json::array& errors) {
+std::string bad_request_body(Route route, const json::array& errors) {
   std::string message;
   for (const json::value& entry : errors) {
     if (!message.empty()) message += "; ";
-    message += json::serialize(entry.at("loc")) + ": " + std::string(entry.at("msg").as_string());
+    // A conversion's refusal is said as the reference says it, without a place.
+    if (route != Route::messages || entry.at("type") != "value_error") message += json::serialize(entry.at("loc")) + ": ";
+    message += entry.at("msg").as_string();
   }
+  if (route == Route::messages) return anthropic::error_body("invalid_request_error", message);
   return json::serialize(json::object{{"error", message}});
+}
+
+std::string failure_body(Route route, unsigned status, std::string_view message) {
+  if (route == Route::messages) return anthropic::error_body(anthropic::error_type_of(status), message);
+  return json::serialize(json::object{{"detail", message}});
 }
 
 }  // namespace jsonl_perf::serve

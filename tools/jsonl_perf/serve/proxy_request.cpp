@@ -121,7 +121,7 @@ void ProxyRequest::answer_from_context(json::value answer, std::string finish_re
   };
   const bool include_usage = shape_.stream_options_given ? shape_.include_usage : server_.recorder().recording();
   Answer stream(route_, shape_.model, count({"prompt_tokens"}), count({"prompt_tokens_details", "cached_tokens"}),
-                include_usage);
+                include_usage, shape_.continuous_usage);
   const json::value* message = choice.if_contains("message");
   const json::value* content = message && message->is_object() ? message->get_object().if_contains("content")
                                                                 : choice.if_contains("text");

@@ -14,7 +14,17 @@
 namespace jsonl_perf::serve {
 
 // The generation routes first, numbered as Route numbers them.
-enum class Endpoint { chat_completions, completions, responses, health, metrics, models, steady_clock_offset };
+enum class Endpoint {
+  chat_completions,
+  completions,
+  responses,
+  messages,
+  count_tokens,
+  health,
+  metrics,
+  models,
+  steady_clock_offset
+};
 
 struct RouteEntry {
   Endpoint endpoint;
@@ -27,6 +37,9 @@ inline constexpr auto routes = std::to_array<RouteEntry>({
     {Endpoint::chat_completions, route_path(Route::chat_completions), false, true},
     {Endpoint::completions, route_path(Route::completions), false, true},
     {Endpoint::responses, route_path(Route::responses), false, true},
+    {Endpoint::messages, route_path(Route::messages), false, true},
+    // The prompt's tokens of a Messages request, answered whole and never traced.
+    {Endpoint::count_tokens, "/v1/messages/count_tokens", false, true},
     {Endpoint::health, "/health", true, false},
     {Endpoint::metrics, "/metrics", true, false},
     {Endpoint::models, "/v1/models", true, false},

@@ -1,11 +1,12 @@
-// The routes that are not generation: health, metrics, the model list and the clock
-// handshake, each answered whole and never traced; and what the routes table does not
-// take (404, 405).
+// The routes that are not generation: health, metrics, the model list, the clock
+// handshake and a Messages prompt's token count, each answered whole and never traced;
+// and what the routes table does not take (404, 405).
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
 #include <utility>
 
+#include "anthropic.hpp"
 #include "library_names.hpp"
 #include "handler.hpp"
 
@@ -38,12 +39,16 @@ class ServiceRequest final : public RequestHandler {
       }
       case Endpoint::steady_clock_offset:
         return answer_clock_probe(*exchange);
+      case Endpoint::count_tokens:
+        return answer_count_tokens(*exchange);
       default:  // a generation route asked with GET
         return exchange->respond(405, "application/json", method_not_allowed);
     }
   }
 
-  unsigned failed(std::string_view) override { return 500; }
+  FailedAnswer failed(std::string_view) override {
+    return {500, json::serialize(json::object{{"detail", "the server failed to answer"}})};
+  }
 
  private:
   // GET: the two stamps of the reference's clock handshake, taken as the request is read
@@ -64,6 +69,29 @@ class ServiceRequest final : public RequestHandler {
     const double transmitted = jsonl::recording::steady_seconds();
     exchange.respond(200, "application/json",
                      json::serialize(json::object{{"receive_ts", received}, {"transmit_ts", transmitted}}));
+  }
+
+  // {"input_tokens": N}: the tokens the Messages request's converted prompt holds;
+  // refusals in Anthropic's envelope.
+  void answer_count_tokens(Exchange& exchange) {
+    boost::system::error_code error;
+    const json::value body = json::parse(exchange.request().body(), error);
+    if (error) {
+      return exchange.respond(400, "application/json",
+                              anthropic::error_body("invalid_request_error", "JSON decode error: " + error.message()));
+    }
+    json::array errors = anthropic::validate_count_tokens(body);
+    RequestShape shape;
+    if (errors.empty()) {
+      try {
+        errors = validate(Route::chat_completions, anthropic::count_tokens_chat_request(body.get_object()), shape);
+      } catch (const anthropic::RequestError& refused) {
+        errors.push_back(validation_error({"body"}, "value_error", refused.what()));
+      }
+    }
+    if (!errors.empty()) return exchange.respond(400, "application/json", bad_request_body(Route::messages, errors));
+    exchange.respond(200, "application/json",
+                     json::serialize(json::object{{"input_tokens", SimulatedModel::prompt_tokens(shape.prompt_bytes)}}));
   }
 
   ServerContext& server_;

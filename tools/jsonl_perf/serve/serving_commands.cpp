@@ -19,7 +19,8 @@ namespace {
 
 const std::map<std::string, Route> route_names{{"chat", Route::chat_completions},
                                                {"completions", Route::completions},
-                                               {"responses", Route::responses}};
+                                               {"responses", Route::responses},
+                                               {"messages", Route::messages}};
 
 // The model and recording options serve takes; fleet passes them on to its server.
 struct ServerFlags {
@@ -109,8 +110,8 @@ struct ServerFlags {
 void add_client_flags(CLI::App& command, ClientOptions& client, std::vector<std::string>& routes) {
   command.add_option("--rate", client.rate, "requests/s, evenly spaced")->check(CLI::PositiveNumber)->capture_default_str();
   command.add_option("--duration", client.duration, "seconds of sending")->check(CLI::PositiveNumber)->capture_default_str();
-  command.add_option("--route", routes, "chat, completions, responses (taken in turn)")
-      ->check(CLI::IsMember({"chat", "completions", "responses"}))->capture_default_str();
+  command.add_option("--route", routes, "chat, completions, responses, messages (taken in turn)")
+      ->check(CLI::IsMember({"chat", "completions", "responses", "messages"}))->capture_default_str();
   command.add_option("--stream-fraction", client.stream_fraction, "share of streamed requests")
       ->check(CLI::Range(0.0, 1.0))->capture_default_str();
   command.add_option("--max-tokens", client.max_tokens, "tokens each request asks for")
@@ -217,7 +218,9 @@ class FleetCommand final : public Command {
     options_.client.routes = routes_named(routes_);
     if (options_.mode == "disaggregated") {
       for (Route route : options_.client.routes) {
-        if (route == Route::responses) throw std::invalid_argument("--mode disaggregated: the proxy serves chat and completions");
+        if (route == Route::responses || route == Route::messages) {
+          throw std::invalid_argument("--mode disaggregated: the proxy serves chat and completions");
+        }
       }
       if (options_.client.max_tokens < 2) {
         throw std::invalid_argument("--mode disaggregated: --max-tokens at least 2, so that each request reaches both workers");

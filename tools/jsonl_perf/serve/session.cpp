@@ -139,17 +139,16 @@ void Session::on_exception(std::string what) {
   const std::shared_ptr<RequestHandler> handler = std::move(handler_);
   const std::shared_ptr<Exchange> exchange = std::move(exchange_);
   ++requests_;  // every later step of the request is stale
-  unsigned status = 500;
+  RequestHandler::FailedAnswer answer{500, json::serialize(json::object{{"detail", "the server failed to answer"}})};
   if (handler) {
     handler->cancel();
     try {
-      status = handler->failed(what);
+      answer = handler->failed(what);
     } catch (...) {  // its record is lost with it; the answer below still goes out
     }
   }
   if (writing_ || (exchange && exchange->stream_begun())) return close_now();  // part of it went out
-  std::make_shared<Exchange>(shared_from_this(), requests_)
-      ->respond(status, "application/json", json::serialize(json::object{{"detail", "the server failed to answer"}}), true);
+  std::make_shared<Exchange>(shared_from_this(), requests_)->respond(answer.status, "application/json", std::move(answer.body), true);
 }
 
 void Session::end_request(bool close) {

@@ -26,7 +26,7 @@ void TracedRequest::answer(std::shared_ptr<Exchange> exchange) {
   if (error) {
     // Kept as text; the writer replaces invalid UTF-8 (and counts the line sanitized).
     json::array errors = json_error(used, error.message());
-    const std::string answer = bad_request_body(errors);
+    const std::string answer = bad_request_body(route_, errors);
     server_.metrics().ended(route_, Ending::rejected_400);
     server_.recorder().reject_unparsed(record_, std::move(text),
                                        "JSONDecodeError: " + error.message() + " at byte " + std::to_string(used),
@@ -36,11 +36,12 @@ void TracedRequest::answer(std::shared_ptr<Exchange> exchange) {
   json::value body = parser.release();
   json::array errors = validate(route_, body, shape_);
   if (errors.empty()) disagg_ = read_disaggregated_params(body.get_object(), errors);
-  if (disagg_ && route_ == Route::responses) {
+  const bool chat_or_completion = route_ == Route::chat_completions || route_ == Route::completions;
+  if (disagg_ && !chat_or_completion) {
     errors.push_back(validation_error({"body", "disaggregated_params"}, "extra_forbidden",
                                       "Disaggregated serving takes /v1/chat/completions and /v1/completions"));
   }
-  if (server_.upstreams() && route_ == Route::responses) {
+  if (server_.upstreams() && !chat_or_completion) {
     errors.push_back(validation_error({"path"}, "unsupported_route",
                                       "The disaggregated proxy serves /v1/chat/completions and /v1/completions"));
   }
@@ -60,15 +61,15 @@ void TracedRequest::answer(std::shared_ptr<Exchange> exchange) {
 
 void TracedRequest::reject(json::array errors, const json::value& parsed) {
   server_.metrics().ended(route_, Ending::rejected_400);
-  const std::string answer = bad_request_body(errors);
+  const std::string answer = bad_request_body(route_, errors);
   server_.recorder().reject(record_, std::move(exchange_->request().body()), parsed, std::move(errors));
   exchange_->respond(400, "application/json", answer);
 }
 
-unsigned TracedRequest::failed(std::string_view what) {
+RequestHandler::FailedAnswer TracedRequest::failed(std::string_view what) {
   server_.metrics().ended(route_, Ending::error);
   record_end(Outcome::error, Termination{"handler_error", std::string(what)}, std::nullopt);
-  return failure_status_;
+  return {failure_status_, failure_body(route_, failure_status_, "the server failed to answer")};
 }
 
 void TracedRequest::finish(Outcome outcome, std::optional<Termination> termination, std::optional<json::value> payload) {

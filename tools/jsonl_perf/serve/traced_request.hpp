@@ -24,7 +24,7 @@ class TracedRequest : public RequestHandler, public std::enable_shared_from_this
   TracedRequest(ServerContext& server, Route route, jsonl::recording::Headers headers, unsigned failure_status);
 
   void answer(std::shared_ptr<Exchange> exchange) final;
-  unsigned failed(std::string_view what) final;
+  FailedAnswer failed(std::string_view what) final;
 
  protected:
   using Outcome = jsonl::recording::Outcome;

@@ -1,0 +1,161 @@
+// jsonl-perf serve's /v1/messages from outside: Anthropic's Messages API answered in its
+// shapes, streamed and not, refused in its envelope, and traced as the reference's
+// server traces it (the body as sent, the answer as the client read it).
+#define BOOST_TEST_MODULE messages
+#include <boost/test/unit_test.hpp>
+
+#include <string>
+#include <vector>
+
+#include "served.hpp"
+
+namespace {
+
+using namespace serve_test;
+
+std::string messages_request(bool stream, int max_tokens = 3) {
+  return json::serialize(json::object{{"model", "simulated-llm"},
+                                      {"system", "Be brief."},
+                                      {"messages", json::array{json::object{{"role", "user"}, {"content", "Say hello."}}}},
+                                      {"max_tokens", max_tokens},
+                                      {"stream", stream},
+                                      {"metadata", {{"user_id", "u-1"}}}});
+}
+
+// The event names of an Anthropic stream, in order.
+std::vector<std::string> event_names(const std::string& stream) {
+  std::vector<std::string> names;
+  for (std::size_t at = stream.find("event: "); at != std::string::npos; at = stream.find("event: ", at + 1)) {
+    names.push_back(stream.substr(at + 7, stream.find('\n', at) - at - 7));
+  }
+  return names;
+}
+
+// The JSON data of the first event named `name`.
+json::object event_data(const std::string& stream, const std::string& name) {
+  const std::size_t at = stream.find("event: " + name + "\ndata: ");
+  BOOST_REQUIRE(at != std::string::npos);
+  const std::size_t from = at + name.size() + 14;
+  return json::parse(stream.substr(from, stream.find('\n', from) - from)).as_object();
+}
+
+}  // namespace
+
+BOOST_AUTO_TEST_CASE(a_whole_answer_is_a_message_with_anthropics_usage_and_is_traced_as_json) {
+  Served server;
+  const auto response = server.post("/v1/messages", messages_request(false));
+  BOOST_TEST(response.result_int() == 200u);
+  const json::object message = json::parse(response.body()).as_object();
+  BOOST_TEST(text_of(message.at("type")) == "message");
+  BOOST_TEST(text_of(message.at("role")) == "assistant");
+  BOOST_TEST(text_of(message.at("id")).starts_with("msg_"));
+  BOOST_TEST(text_of(message.at("stop_reason")) == "max_tokens");  // three tokens asked for, three made
+  BOOST_TEST(message.at("stop_sequence").is_null());
+  BOOST_REQUIRE_EQUAL(message.at("content").as_array().size(), 1u);
+  BOOST_TEST(text_of(message.at("content").at(0).at("type")) == "text");
+  BOOST_TEST(message.at("usage").at("output_tokens").as_int64() == 3);
+  BOOST_TEST(message.at("usage").at("input_tokens").as_int64() >= 1);
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+
+  const auto requests = server.lines("requests");
+  const auto responses = server.lines("responses");
+  BOOST_REQUIRE_EQUAL(requests.size(), 1u);
+  BOOST_REQUIRE_EQUAL(responses.size(), 1u);
+  BOOST_TEST(text_of(requests[0].at("route")) == "/v1/messages");
+  // The body as the client sent it, before its conversion to chat.
+  BOOST_TEST(json::serialize(requests[0].at("body")) == messages_request(false));
+  BOOST_TEST(text_of(responses[0].at("response").at("kind")) == "json");
+  BOOST_TEST(json::serialize(responses[0].at("response").at("body")) == response.body());
+  BOOST_TEST(server.lines("perf_metrics").size() == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(a_stream_is_anthropics_events_in_order_and_is_traced_as_sse_text) {
+  Served server;
+  const auto response = server.post("/v1/messages", messages_request(true, 2));
+  BOOST_TEST(response.result_int() == 200u);
+  const std::vector<std::string> expected{"message_start",       "content_block_start", "content_block_delta",
+                                          "content_block_delta", "content_block_stop",  "message_delta",
+                                          "message_stop"};
+  BOOST_TEST(event_names(response.body()) == expected, boost::test_tools::per_element());
+  // The input side first, with nothing produced yet; the final usage at the end.
+  const json::object start = event_data(response.body(), "message_start");
+  BOOST_TEST(start.at("message").at("usage").at("input_tokens").as_int64() >= 1);
+  BOOST_TEST(start.at("message").at("usage").at("output_tokens").as_int64() == 0);
+  const json::object delta = event_data(response.body(), "message_delta");
+  BOOST_TEST(text_of(delta.at("delta").at("stop_reason")) == "max_tokens");
+  BOOST_TEST(delta.at("usage").at("output_tokens").as_int64() == 2);
+  BOOST_TEST(response.body().find("event: ping") == std::string::npos);
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+
+  const auto responses = server.lines("responses");
+  BOOST_REQUIRE_EQUAL(responses.size(), 1u);
+  BOOST_TEST(text_of(responses[0].at("status")) == "completed");
+  BOOST_TEST(text_of(responses[0].at("response").at("kind")) == "sse_text");
+  BOOST_TEST(text_of(responses[0].at("response").at("body")) == response.body());
+}
+
+BOOST_AUTO_TEST_CASE(a_body_that_fails_validation_gets_400_in_anthropics_envelope_and_a_rejected_line) {
+  Served server;
+  const auto response = server.post("/v1/messages", R"({"model":"m","messages":[{"role":"robot","content":"hi"}]})");
+  BOOST_TEST(response.result_int() == 400u);
+  const json::object body = json::parse(response.body()).as_object();
+  BOOST_TEST(text_of(body.at("type")) == "error");
+  BOOST_TEST(text_of(body.at("error").at("type")) == "invalid_request_error");
+  BOOST_TEST(text_of(body.at("error").at("message")).find("max_tokens") != std::string::npos);
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  const auto requests = server.lines("requests");
+  BOOST_REQUIRE_EQUAL(requests.size(), 1u);
+  BOOST_TEST(text_of(requests[0].at("status")) == "rejected_400");
+  const json::array& errors = requests[0].at("validation_errors").as_array();  // each part of a loc a string
+  BOOST_REQUIRE_EQUAL(errors.size(), 2u);
+  BOOST_TEST(json::serialize(errors[0].at("loc")) == R"(["body","messages","0","role"])");
+  BOOST_TEST(json::serialize(errors[1]) == R"({"loc":["body","max_tokens"],"type":"missing","msg":"Field required"})");
+  BOOST_TEST(server.lines("responses").empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_request_the_conversion_refuses_gets_400_with_its_reason) {
+  Served server;
+  const auto response = server.post(
+      "/v1/messages",
+      R"({"model":"m","max_tokens":8,"messages":[{"role":"user","content":"hi"}],"tool_choice":{"type":"any"},)"
+      R"("tools":[{"name":"get_weather","input_schema":{"type":"object"}}]})");
+  BOOST_TEST(response.result_int() == 400u);
+  BOOST_TEST(response.body() ==
+             R"({"type":"error","error":{"type":"invalid_request_error","message":"Anthropic tool_choice type 'any' is )"
+             R"(not supported because the chat pipeline cannot require an arbitrary tool call"}})");
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  BOOST_TEST(text_of(server.lines("requests").at(0).at("status")) == "rejected_400");
+}
+
+BOOST_AUTO_TEST_CASE(fields_the_model_does_not_declare_are_taken) {
+  Served server;
+  const auto response = server.post(
+      "/v1/messages", R"({"model":"m","max_tokens":2,"messages":[{"role":"user","content":"hi"}],"betas":["x"],"anything":1})");
+  BOOST_TEST(response.result_int() == 200u);
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+}
+
+BOOST_AUTO_TEST_CASE(count_tokens_answers_the_prompts_tokens_and_is_not_traced) {
+  Served server;
+  const std::string prompt(400, 'a');  // about four bytes a token
+  const auto response = server.post(
+      "/v1/messages/count_tokens",
+      json::serialize(json::object{{"model", "m"}, {"messages", json::array{json::object{{"role", "user"}, {"content", prompt}}}}}));
+  BOOST_TEST(response.result_int() == 200u);
+  BOOST_TEST(response.body() == R"({"input_tokens":100})");
+  const auto refused = server.post("/v1/messages/count_tokens", R"({"model":"m"})");
+  BOOST_TEST(refused.result_int() == 400u);
+  BOOST_TEST(text_of(json::parse(refused.body()).at("error").at("type")) == "invalid_request_error");
+  BOOST_REQUIRE_EQUAL(server.stop(), 0);
+  BOOST_TEST(server.lines("requests").empty());
+}
+
+BOOST_AUTO_TEST_CASE(a_disaggregated_proxy_refuses_messages_in_anthropics_envelope) {
+  Served context({"--role", "context"});
+  Served proxy({"--role", "proxy", "--ctx-url", context.url(), "--gen-url", context.url()});
+  const auto response = proxy.post("/v1/messages", messages_request(false));
+  BOOST_TEST(response.result_int() == 400u);
+  BOOST_TEST(text_of(json::parse(response.body()).at("error").at("type")) == "invalid_request_error");
+  BOOST_REQUIRE_EQUAL(proxy.stop(), 0);
+  BOOST_REQUIRE_EQUAL(context.stop(), 0);
+}
