@@ -4,6 +4,7 @@
 #define BOOST_TEST_MODULE messages
 #include <boost/test/unit_test.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -150,12 +151,53 @@ BOOST_AUTO_TEST_CASE(count_tokens_answers_the_prompts_tokens_and_is_not_traced) 
   BOOST_TEST(server.lines("requests").empty());
 }
 
-BOOST_AUTO_TEST_CASE(a_disaggregated_proxy_refuses_messages_in_anthropics_envelope) {
+BOOST_AUTO_TEST_CASE(a_proxy_sends_messages_to_its_workers_as_chat_and_answers_in_anthropics_shapes) {
   Served context({"--role", "context"});
-  Served proxy({"--role", "proxy", "--ctx-url", context.url(), "--gen-url", context.url()});
-  const auto response = proxy.post("/v1/messages", messages_request(false));
-  BOOST_TEST(response.result_int() == 400u);
-  BOOST_TEST(text_of(json::parse(response.body()).at("error").at("type")) == "invalid_request_error");
+  Served generation({"--role", "generation"}, context.dir());
+  Served proxy({"--role", "proxy", "--ctx-url", context.url(), "--gen-url", generation.url()}, context.dir());
+  const auto whole = proxy.post("/v1/messages", messages_request(false, 3));
+  BOOST_TEST(whole.result_int() == 200u);
+  const json::object message = json::parse(whole.body()).as_object();
+  BOOST_TEST(text_of(message.at("type")) == "message");
+  BOOST_TEST(text_of(message.at("stop_reason")) == "max_tokens");
+  BOOST_TEST(message.at("usage").at("output_tokens").as_int64() >= 1);
+  const auto streamed = proxy.post("/v1/messages", messages_request(true, 3));
+  BOOST_TEST(streamed.result_int() == 200u);
+  const std::vector<std::string> names = event_names(streamed.body());
+  BOOST_REQUIRE(names.size() >= 5u);
+  BOOST_TEST(names.front() == "message_start");
+  BOOST_TEST(names[1] == "content_block_start");
+  BOOST_TEST(names[names.size() - 3] == "content_block_stop");
+  BOOST_TEST(names[names.size() - 2] == "message_delta");
+  BOOST_TEST(names.back() == "message_stop");
+  BOOST_TEST(event_data(streamed.body(), "message_start").at("message").at("usage").at("input_tokens").as_int64() >= 1);
+  const auto counted = proxy.post("/v1/messages/count_tokens", R"({"model":"m","messages":[{"role":"user","content":"abcdefgh"}]})");
+  BOOST_TEST(counted.body() == R"({"input_tokens":2})");  // the context worker's count
   BOOST_REQUIRE_EQUAL(proxy.stop(), 0);
   BOOST_REQUIRE_EQUAL(context.stop(), 0);
+  BOOST_REQUIRE_EQUAL(generation.stop(), 0);
+
+  const auto requests = proxy.lines("requests");
+  const auto responses = proxy.lines("responses");
+  BOOST_REQUIRE_EQUAL(requests.size(), 2u);
+  BOOST_REQUIRE_EQUAL(responses.size(), 2u);
+  for (const json::object& line : requests) BOOST_TEST(text_of(line.at("route")) == "/v1/messages");
+  BOOST_TEST(json::serialize(requests[0].at("body")) == messages_request(false, 3));
+  BOOST_TEST(json::serialize(responses[0].at("response").at("body")) == whole.body());
+  BOOST_TEST(text_of(responses[1].at("response").at("body")) == streamed.body());
+  // Each request's three records join on the proxy's id.
+  BOOST_TEST(proxy.lines("perf_metrics-disagg").size() == 2u);
+  BOOST_TEST(proxy.lines("perf_metrics-context").size() == 2u);
+  BOOST_TEST(proxy.lines("perf_metrics-generation").size() == 2u);
+}
+
+BOOST_AUTO_TEST_CASE(a_proxys_count_tokens_is_503_in_anthropics_envelope_when_no_worker_answers) {
+  std::optional<Served> context(std::in_place, std::vector<std::string>{"--role", "context"});
+  Served proxy({"--role", "proxy", "--ctx-url", context->url(), "--gen-url", context->url()});
+  BOOST_REQUIRE_EQUAL(context->stop(), 0);
+  context.reset();
+  const auto response = proxy.post("/v1/messages/count_tokens", R"({"model":"m","messages":[{"role":"user","content":"hi"}]})");
+  BOOST_TEST(response.result_int() == 503u);
+  BOOST_TEST(text_of(json::parse(response.body()).at("error").at("type")) == "api_error");
+  BOOST_REQUIRE_EQUAL(proxy.stop(), 0);
 }

@@ -222,8 +222,7 @@ bool event_carries_token(Route route, std::string_view event) {
   if (route == Route::messages) {
     constexpr std::string_view marker = R"("type":"text_delta","text":")";
     const std::size_t at = event.find(marker);
-    return event.starts_with("event: content_block_delta\n") && at != std::string_view::npos &&
-           at + marker.size() < event.size() && event[at + marker.size()] != '"';
+    return at != std::string_view::npos && at + marker.size() < event.size() && event[at + marker.size()] != '"';
   }
   const std::string_view marker = route == Route::chat_completions ? R"("delta":{"content":")" : R"("text":")";
   const std::size_t at = event.find(marker);

@@ -72,9 +72,10 @@ void for_each_event(std::string_view text, const std::function<void(const boost:
 // Whether an event (or a body) of `route` carries the usage block (for /v1/responses,
 // under "response" of response.completed; for /v1/messages, message_delta's).
 bool carries_usage(Route route, const boost::json::object& event);
-// Whether the text of one event of `route` carries a token of text, read from the text
-// (a load client's check, cheap enough for every event): a chat delta's or a
-// completion's non-empty text, a Responses output_text delta, or a Messages text delta.
+// Whether the text of one event of `route` (or, but for /v1/responses, of several)
+// carries a token of text, read from the text (a load client's check, cheap enough for
+// every event): a chat delta's or a completion's non-empty text, a Responses
+// output_text delta, or a Messages text delta.
 bool event_carries_token(Route route, std::string_view event);
 
 // One answer as its route writes it, token by token.

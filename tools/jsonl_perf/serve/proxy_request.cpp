@@ -1,11 +1,14 @@
 // The proxy's handler: the context hop, then the generation hop, whose answer is relayed
 // to the client as it comes. Every field read from a worker's answer is checked first: a
-// worker answer the proxy cannot use gets the client a 502.
+// worker answer the proxy cannot use gets the client a 502. A Messages request goes to
+// the workers as the chat request it converts to, and their answers come back converted
+// (anthropic.hpp).
 #include <boost/beast/http.hpp>
 #include <boost/json.hpp>
 
 #include <utility>
 
+#include "anthropic.hpp"
 #include "library_names.hpp"
 #include "sse.hpp"
 #include "traced_request.hpp"
@@ -39,7 +42,13 @@ class ProxyRequest final : public TracedRequest {
   void fail_hop(std::string_view role, const HopFailure& failure);
   void worker_refused(std::string_view role, const std::string& text);
 
-  json::value client_body_;
+  // The answer the client gets of a worker's whole chat answer: the answer itself, or
+  // the message it converts to.
+  json::value for_client(json::value chat_answer) const;
+
+  json::value client_body_;  // as the workers get it: a Messages request's chat request
+  Route hop_route_ = route_;  // the route the workers answer
+  std::unique_ptr<anthropic::StreamReframer> reframer_;  // a streamed Messages answer
   jsonl::recording::ProxyReport report_;
   std::shared_ptr<Hop> hop_;   // the hop under way
   sse::EventSplitter events_;  // the generation worker's stream
@@ -50,7 +59,13 @@ void ProxyRequest::begin(json::value body) {
   if (exchange_->closing()) {
     return finish(Outcome::error, Termination{"server_shutdown", "the server stopped before the answer began"});
   }
-  client_body_ = std::move(body);
+  if (route_ == Route::messages) {
+    client_body_ = anthropic::to_chat_request(body.as_object());  // taken by validation already
+    hop_route_ = Route::chat_completions;
+    if (shape_.stream) reframer_ = std::make_unique<anthropic::StreamReframer>(shape_.model);
+  } else {
+    client_body_ = std::move(body);
+  }
   Upstreams& upstreams = *server_.upstreams();
   report_.disagg_request_id = upstreams.next_disagg_request_id();
   report_.ctx_dispatch_time = jsonl::recording::steady_seconds();
@@ -62,7 +77,7 @@ void ProxyRequest::begin(json::value body) {
   hop_body["disaggregated_params"] =
       params_json({.request_type = HopType::context_only, .disagg_request_id = report_.disagg_request_id});
   hop_ = std::make_shared<Hop>(exchange_->executor(), worker, upstreams.timeout());
-  hop_->send(std::string(route_path(route_)), json::serialize(hop_body), guard([this](std::optional<HopFailure> failed) {
+  hop_->send(std::string(route_path(hop_route_)), json::serialize(hop_body), guard([this](std::optional<HopFailure> failed) {
                if (failed) return on_context_answer(std::move(failed));
                hop_->read_all(guard([this](std::optional<HopFailure> failed) { on_context_answer(std::move(failed)); }));
              }));
@@ -102,7 +117,7 @@ void ProxyRequest::on_context_answer(std::optional<HopFailure> failed) {
   generation.disagg_request_id = report_.disagg_request_id;
   body["disaggregated_params"] = params_json(generation);
   hop_ = std::make_shared<Hop>(exchange_->executor(), worker, server_.upstreams()->timeout());
-  hop_->send(std::string(route_path(route_)), json::serialize(body),
+  hop_->send(std::string(route_path(hop_route_)), json::serialize(body),
              guard([this](std::optional<HopFailure> failed) { on_generation_head(std::move(failed)); }));
 }
 
@@ -112,7 +127,7 @@ void ProxyRequest::answer_from_context(json::value answer, std::string finish_re
   json::object& choice = *first_choice(answer);
   choice.erase("disaggregated_params");
   server_.recorder().first_token(record_);
-  if (!shape_.stream) return respond_and_finish(std::move(answer));
+  if (!shape_.stream) return respond_and_finish(for_client(std::move(answer)));
   const json::value* usage = answer.as_object().if_contains("usage");
   const auto count = [&](std::initializer_list<std::string_view> path) -> std::int64_t {
     const json::value* value = usage;
@@ -150,7 +165,12 @@ void ProxyRequest::on_generation_whole(std::optional<HopFailure> failed) {
   report_.gen = read_metric_fields([&](std::string_view name) { return hop_->field(name); });
   server_.recorder().first_token(record_);
   first_choice(answer)->erase("disaggregated_params");
-  respond_and_finish(std::move(answer));
+  respond_and_finish(for_client(std::move(answer)));
+}
+
+json::value ProxyRequest::for_client(json::value chat_answer) const {
+  if (route_ != Route::messages) return chat_answer;
+  return anthropic::to_message(chat_answer.as_object());
 }
 
 // The generation worker's events as they come, whole ones only, its metrics event kept
@@ -160,12 +180,21 @@ void ProxyRequest::relay() {
     if (failed) return fail_hop("generation", *failed);
     events_.feed(hop_->take_body());
     RelayedEvents relayed = take_relayed_events(events_, hop_->body_done());
+    if (reframer_) {
+      try {
+        relayed.events = reframer_->feed(relayed.events);
+      } catch (const anthropic::ResponseError& error) {
+        const std::string detail = "generation worker " + hop_->worker() + " answered " + error.what();
+        return fail_upstream(502, detail, {"worker_error", detail});
+      }
+    }
     if (relayed.metrics) report_.gen = relayed.metrics;
     if (!first_token_seen_ && event_carries_token(route_, relayed.events)) {
       first_token_seen_ = true;
       server_.recorder().first_token(record_);
     }
     const bool done = hop_->body_done();
+    if (reframer_ && done) relayed.events += reframer_->finish();  // a stream that ended without [DONE]
     if (relayed.events.empty()) return done ? end_stream() : relay();
     send_frame(std::move(relayed.events), true, [this, done] { done ? end_stream() : relay(); });
   }));
@@ -174,12 +203,15 @@ void ProxyRequest::relay() {
 void ProxyRequest::fail_upstream(unsigned status, std::string message, Termination termination) {
   if (hung_up_) return finish(Outcome::client_disconnected, std::nullopt);  // no one to answer
   json::value payload = {{"error", {{"message", message}, {"type", "api_error"}, {"code", status}}}};
+  if (route_ == Route::messages) payload = json::parse(anthropic::error_body(anthropic::error_type_of(status), message));
   if (exchange_->stream_begun()) {
-    return send_frame(sse::frame(json::serialize(payload)), true, [this, termination = std::move(termination)]() mutable {
+    std::string frames = reframer_ ? reframer_->fail(message) : sse::frame(json::serialize(payload));
+    return send_frame(std::move(frames), true, [this, termination = std::move(termination)]() mutable {
       end_stream(Outcome::error, std::move(termination));
     });
   }
-  exchange_->respond(status, "application/json", json::serialize(json::object{{"detail", message}}), true, {},
+  std::string answer = route_ == Route::messages ? json::serialize(payload) : json::serialize(json::object{{"detail", message}});
+  exchange_->respond(status, "application/json", std::move(answer), true, {},
                      guard([this, payload = std::move(payload), termination = std::move(termination)](beast::error_code) mutable {
                        finish(Outcome::error, std::move(termination), std::move(payload));
                      }));

@@ -40,6 +40,7 @@ class ServiceRequest final : public RequestHandler {
       case Endpoint::steady_clock_offset:
         return answer_clock_probe(*exchange);
       case Endpoint::count_tokens:
+        if (server_.upstreams()) return forward_count_tokens(std::move(exchange));
         return answer_count_tokens(*exchange);
       default:  // a generation route asked with GET
         return exchange->respond(405, "application/json", method_not_allowed);
@@ -92,6 +93,27 @@ class ServiceRequest final : public RequestHandler {
     if (!errors.empty()) return exchange.respond(400, "application/json", bad_request_body(Route::messages, errors));
     exchange.respond(200, "application/json",
                      json::serialize(json::object{{"input_tokens", SimulatedModel::prompt_tokens(shape.prompt_bytes)}}));
+  }
+
+  // A proxy's count is a context worker's: its answer relayed as it is; 503 in
+  // Anthropic's envelope when no worker answers.
+  void forward_count_tokens(std::shared_ptr<Exchange> exchange) {
+    Upstreams& upstreams = *server_.upstreams();
+    auto hop = std::make_shared<Hop>(exchange->executor(), upstreams.next_context(), upstreams.timeout());
+    const auto unavailable = [](Exchange& exchange, const Hop& hop, const HopFailure& failure) {
+      exchange.respond(503, "application/json",
+                       anthropic::error_body("api_error", "no context worker counted the tokens: " + hop.worker() +
+                                                              ": " + failure.detail));
+    };
+    Exchange& out = *exchange;
+    hop->send("/v1/messages/count_tokens", out.request().body(),
+              out.guard([exchange, hop, unavailable](std::optional<HopFailure> failed) {
+                if (failed) return unavailable(*exchange, *hop, *failed);
+                hop->read_all(exchange->guard([exchange, hop, unavailable](std::optional<HopFailure> failed) {
+                  if (failed) return unavailable(*exchange, *hop, *failed);
+                  exchange->respond(hop->status(), "application/json", hop->take_body());
+                }));
+              }));
   }
 
   ServerContext& server_;

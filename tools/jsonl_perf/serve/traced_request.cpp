@@ -41,9 +41,9 @@ void TracedRequest::answer(std::shared_ptr<Exchange> exchange) {
     errors.push_back(validation_error({"body", "disaggregated_params"}, "extra_forbidden",
                                       "Disaggregated serving takes /v1/chat/completions and /v1/completions"));
   }
-  if (server_.upstreams() && !chat_or_completion) {
+  if (server_.upstreams() && route_ == Route::responses) {
     errors.push_back(validation_error({"path"}, "unsupported_route",
-                                      "The disaggregated proxy serves /v1/chat/completions and /v1/completions"));
+                                      "The disaggregated proxy serves /v1/chat/completions, /v1/completions and /v1/messages"));
   }
   if (!errors.empty()) return reject(std::move(errors), body);
   const auto& head = exchange_->request();
