@@ -101,7 +101,8 @@ class RequestRecorder {
               std::optional<Termination> termination = std::nullopt) const;
   // The same for a disaggregated front end: the response line names the proxy's id (its
   // client_id and disagg_request_id) and the context worker's; a completed request's
-  // record is the proxy's (perf_metrics-disagg-*), with each hop's times.
+  // record (or one whose answer was not converted) is the proxy's (perf_metrics-disagg-*),
+  // with each hop's times.
   void finish(Request& request, Outcome outcome, const ProxyReport& proxy,
               std::optional<boost::json::value> payload = std::nullopt,
               std::optional<Termination> termination = std::nullopt) const;

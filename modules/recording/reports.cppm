@@ -50,8 +50,11 @@ struct RecorderOptions {
   bool engine_id_as_disagg_request_id = true;
 };
 
-// How a request ended, as the response line's status says it.
-enum class Outcome { completed, client_disconnected, error };
+// How a request ended, as the response line's status says it. conversion_error: the
+// engine finished the request, but its answer could not be converted to the route's (a
+// Messages answer from a chat one); the client got an error, and the line holds what the
+// engine answered.
+enum class Outcome { completed, client_disconnected, error, conversion_error };
 
 // What the engine reports of a request at its end: its id (the perf record's request_id
 // and the response line's client_id) and its own timings, seconds on the steady clock.

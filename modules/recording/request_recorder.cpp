@@ -17,6 +17,14 @@ namespace jsonl::recording {
 
 namespace json = boost::json;
 
+namespace {
+
+// Whether the engine finished the request, which its perf record says: it did for one
+// whose answer was then not converted.
+bool engine_finished(Outcome outcome) { return outcome == Outcome::completed || outcome == Outcome::conversion_error; }
+
+}  // namespace
+
 RequestRecorder::RequestRecorder(RecorderOptions options, std::unique_ptr<RecordingDestination> destination)
     : destination_(std::move(destination)),
       engine_id_as_disagg_request_id_(options.engine_id_as_disagg_request_id),
@@ -135,7 +143,7 @@ void RequestRecorder::finish(Request& request, Outcome outcome, const EngineRepo
                                                                   : json::value();
   const json::value ctx_id = engine.ctx_request_id ? json::value(*engine.ctx_request_id) : json::value();
   if (!respond(request, outcome, engine.request_id, disagg_id, ctx_id, std::move(payload), std::move(termination)) ||
-      outcome != Outcome::completed) {
+      !engine_finished(outcome)) {
     return;  // an engine reports the requests it finished
   }
   // Every steady-clock time of the record moves onto the proxy's clock.
@@ -172,7 +180,7 @@ void RequestRecorder::finish(Request& request, Outcome outcome, const ProxyRepor
   const json::value ctx_id = proxy.ctx_request_id ? json::value(*proxy.ctx_request_id) : json::value();
   if (!respond(request, outcome, proxy.disagg_request_id, proxy.disagg_request_id, ctx_id, std::move(payload),
                std::move(termination)) ||
-      outcome != Outcome::completed) {
+      !engine_finished(outcome)) {
     return;
   }
   // A hop's record as the reference's proxy makes it from the worker's metrics: the

@@ -52,6 +52,8 @@ std::string_view status_name(Outcome outcome) {
       return "completed";
     case Outcome::client_disconnected:
       return "client_disconnected";
+    case Outcome::conversion_error:
+      return "conversion_error";
     case Outcome::error:
       break;
   }

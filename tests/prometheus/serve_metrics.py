@@ -14,7 +14,7 @@ import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
 
-ROUTES = ["/v1/chat/completions", "/v1/completions", "/v1/responses"]
+ROUTES = ["/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages"]
 ENDINGS = ["rejected_400", "completed", "client_disconnected", "error"]
 REFUSALS = ["body_too_large", "header_timeout", "body_timeout", "malformed_request"]
 WRITERS = ["performance metrics", "request trace"]

@@ -197,6 +197,21 @@ BOOST_AUTO_TEST_CASE(a_hang_up_and_an_error_end_as_the_reference_spells_them_wit
   BOOST_TEST(handed->records.empty());
 }
 
+BOOST_AUTO_TEST_CASE(an_answer_not_converted_is_a_conversion_error_with_the_engines_answer_and_its_record) {
+  auto handed = std::make_shared<Handed>();
+  auto recorder = keeping_recorder(handed);
+  RequestRecorder::Request request = recorder->arrive("/v1/messages", chat_headers);
+  recorder->accept(request, chat_text, chat_body);
+  recorder->finish(request, Outcome::conversion_error, EngineReport{.request_id = 4},
+                   json::value{{"upstream_body", "{\"choices\":[]}"}});
+
+  const auto lines = handed->parsed_lines();
+  BOOST_REQUIRE_EQUAL(lines.size(), 2u);
+  BOOST_TEST(lines[1].at("status") == "conversion_error");
+  BOOST_TEST(lines[1].at("response").at("body").at("upstream_body") == "{\"choices\":[]}");
+  BOOST_TEST(handed->records.size() == 1u);  // the engine finished it
+}
+
 BOOST_AUTO_TEST_CASE(streamed_frames_are_one_sse_text_body_and_an_answer_sent_whole_is_json) {
   auto handed = std::make_shared<Handed>();
   auto recorder = keeping_recorder(handed);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "canned_worker.hpp"
 #include "served.hpp"
 
 namespace {
@@ -200,4 +201,27 @@ BOOST_AUTO_TEST_CASE(a_proxys_count_tokens_is_503_in_anthropics_envelope_when_no
   BOOST_TEST(response.result_int() == 503u);
   BOOST_TEST(text_of(json::parse(response.body()).at("error").at("type")) == "api_error");
   BOOST_REQUIRE_EQUAL(proxy.stop(), 0);
+}
+
+BOOST_AUTO_TEST_CASE(an_answer_that_cannot_be_converted_is_a_500_and_traced_conversion_error_with_the_workers_text) {
+  // A context worker whose answer is whole (it stopped) with a tool call whose arguments
+  // are no JSON object.
+  const std::string answer =
+      R"({"model":"m","choices":[{"index":0,"message":{"role":"assistant","content":null,"tool_calls":[{"id":"c1",)"
+      R"("type":"function","function":{"name":"f","arguments":"[1]"}}]},"finish_reason":"stop",)"
+      R"("disaggregated_params":{"request_type":"context_only","ctx_request_id":5}}]})";
+  CannedWorker context(CannedWorker::json_answer(answer));
+  Served proxy({"--role", "proxy", "--ctx-url", context.url(), "--gen-url", context.url()});
+  const auto response = proxy.post("/v1/messages", messages_request(false));
+  BOOST_TEST(response.result_int() == 500u);
+  BOOST_TEST(response.body() == R"({"type":"error","error":{"type":"api_error","message":"Tool call 'f' arguments are )"
+                                R"(not a valid JSON object"}})");
+  BOOST_REQUIRE_EQUAL(proxy.stop(), 0);
+  const auto responses = proxy.lines("responses");
+  BOOST_REQUIRE_EQUAL(responses.size(), 1u);
+  BOOST_TEST(text_of(responses[0].at("status")) == "conversion_error");
+  BOOST_TEST(text_of(responses[0].at("response").at("kind")) == "json");
+  const std::string upstream = text_of(responses[0].at("response").at("body").at("upstream_body"));
+  BOOST_TEST(upstream.find(R"("arguments":"[1]")") != std::string::npos);
+  BOOST_TEST(upstream.find("disaggregated_params") == std::string::npos);  // as the client would have had it
 }

@@ -42,9 +42,10 @@ class ProxyRequest final : public TracedRequest {
   void fail_hop(std::string_view role, const HopFailure& failure);
   void worker_refused(std::string_view role, const std::string& text);
 
-  // The answer the client gets of a worker's whole chat answer: the answer itself, or
-  // the message it converts to.
-  json::value for_client(json::value chat_answer) const;
+  // A worker's whole answer to the client: as it is, or as the message it converts to.
+  // One that does not convert gets the client a 500 and is traced conversion_error, with
+  // `upstream_text`, what the worker answered.
+  void answer_whole(json::value answer, std::string upstream_text);
 
   json::value client_body_;  // as the workers get it: a Messages request's chat request
   Route hop_route_ = route_;  // the route the workers answer
@@ -127,7 +128,10 @@ void ProxyRequest::answer_from_context(json::value answer, std::string finish_re
   json::object& choice = *first_choice(answer);
   choice.erase("disaggregated_params");
   server_.recorder().first_token(record_);
-  if (!shape_.stream) return respond_and_finish(for_client(std::move(answer)));
+  if (!shape_.stream) {
+    std::string text = json::serialize(answer);
+    return answer_whole(std::move(answer), std::move(text));
+  }
   const json::value* usage = answer.as_object().if_contains("usage");
   const auto count = [&](std::initializer_list<std::string_view> path) -> std::int64_t {
     const json::value* value = usage;
@@ -165,12 +169,22 @@ void ProxyRequest::on_generation_whole(std::optional<HopFailure> failed) {
   report_.gen = read_metric_fields([&](std::string_view name) { return hop_->field(name); });
   server_.recorder().first_token(record_);
   first_choice(answer)->erase("disaggregated_params");
-  respond_and_finish(for_client(std::move(answer)));
+  answer_whole(std::move(answer), text);
 }
 
-json::value ProxyRequest::for_client(json::value chat_answer) const {
-  if (route_ != Route::messages) return chat_answer;
-  return anthropic::to_message(chat_answer.as_object());
+void ProxyRequest::answer_whole(json::value answer, std::string upstream_text) {
+  if (route_ != Route::messages) return respond_and_finish(std::move(answer));
+  json::value message;
+  try {
+    message = anthropic::to_message(answer.as_object());
+  } catch (const anthropic::ResponseError& error) {
+    json::value payload = {{"upstream_body", std::move(upstream_text)}};
+    return exchange_->respond(500, "application/json", anthropic::error_body("api_error", error.what()), true, {},
+                              guard([this, payload = std::move(payload)](beast::error_code) mutable {
+                                finish(Outcome::conversion_error, std::nullopt, std::move(payload));
+                              }));
+  }
+  respond_and_finish(std::move(message));
 }
 
 // The generation worker's events as they come, whole ones only, its metrics event kept
