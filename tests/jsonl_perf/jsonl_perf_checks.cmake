@@ -476,7 +476,7 @@ elseif(CHECK STREQUAL "fleet_join_disaggregated")
   # proxy's, the context worker's and the generation worker's record on its
   # disagg_request_id, usage on every completed response, no negative span.
   run_tool(EXPECT 0 ARGS fleet --mode disaggregated --ctx 1 --gen 1 --rate 40 --duration 3
-                         --output-dir "${SCRATCH}/run" --route chat --route completions --stream-fraction 0.5)
+                         --output-dir "${SCRATCH}/run" --route chat --route completions --route messages --stream-fraction 0.5)
   set(attempt "${SCRATCH}/run/attempt-001")
   expect_contains("${stdout}" "all balance: yes; all files verify: yes")
   foreach(kind IN ITEMS disagg context generation)

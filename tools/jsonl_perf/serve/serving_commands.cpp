@@ -218,8 +218,8 @@ class FleetCommand final : public Command {
     options_.client.routes = routes_named(routes_);
     if (options_.mode == "disaggregated") {
       for (Route route : options_.client.routes) {
-        if (route == Route::responses || route == Route::messages) {
-          throw std::invalid_argument("--mode disaggregated: the proxy serves chat and completions");
+        if (route == Route::responses) {
+          throw std::invalid_argument("--mode disaggregated: the proxy serves chat, completions and messages");
         }
       }
       if (options_.client.max_tokens < 2) {
