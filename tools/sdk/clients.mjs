@@ -64,6 +64,7 @@ const request = { model: "simulated-llm", max_tokens: 3, system: "Be brief.", me
 
 // Anthropic's SDK: returns the requests it made that are traced (count_tokens is not).
 async function anthropicCalls(url, where, { abandon }) {
+  // docs:begin anthropic
   const client = new Anthropic({ apiKey: "sk-ant-test-key", baseURL: url, maxRetries: 0 });
   const whole = await client.messages.create(request);
   check(`${where}: a whole message`, whole.type === "message" && whole.content[0].type === "text" &&
@@ -73,6 +74,7 @@ async function anthropicCalls(url, where, { abandon }) {
   const seen = [];
   for await (const event of stream) seen.push(event.type);
   const final = await stream.finalMessage();
+  // docs:end anthropic
   check(`${where}: the stream's events in order (${seen.join(",")})`,
         seen[0] === "message_start" && seen.at(-2) === "message_delta" && seen.at(-1) === "message_stop" &&
         seen.includes("content_block_delta"));
