@@ -64,6 +64,13 @@ BOOST_AUTO_TEST_CASE(a_content_block_of_an_unknown_type_is_refused_where_it_is) 
   BOOST_TEST(json::serialize(errors[0].at("loc")) == R"(["body","messages",0,"content",0,"type"])");
 }
 
+BOOST_AUTO_TEST_CASE(a_tool_results_content_is_checked_as_content) {
+  const json::array errors = anthropic::validate_messages(json::parse(
+      R"({"model":"m","max_tokens":1,"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":7}]}]})"));
+  BOOST_REQUIRE_EQUAL(errors.size(), 1u);
+  BOOST_TEST(json::serialize(errors[0].at("loc")) == R"(["body","messages",0,"content",0,"content"])");
+}
+
 BOOST_AUTO_TEST_CASE(max_tokens_stop_sequences_and_a_stream_become_the_chat_requests_fields) {
   BOOST_TEST(converted(R"({"model":"m","max_tokens":7,"stream":true,"stop_sequences":["END"],"top_k":3,)"
                        R"("messages":[{"role":"user","content":"hi"}]})") ==

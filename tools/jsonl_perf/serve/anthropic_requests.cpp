@@ -64,6 +64,8 @@ void check(const json::object& object, std::string_view name, Kind kind, bool re
   }
 }
 
+void check_content(const json::value& content, const json::array& loc, json::array& errors);
+
 // A content block: an object whose `type` is one the model knows, with its own fields.
 void check_block(const json::value& block, const json::array& loc, json::array& errors) {
   const json::object* fields = block.if_object();
@@ -85,7 +87,12 @@ void check_block(const json::value& block, const json::array& loc, json::array& 
     check(*fields, "name", Kind::string, true, loc, errors);
     check(*fields, "input", Kind::object, false, loc, errors);
   }
-  if (kind == "tool_result") check(*fields, "tool_use_id", Kind::string, true, loc, errors);
+  if (kind == "tool_result") {
+    check(*fields, "tool_use_id", Kind::string, true, loc, errors);
+    if (const json::value* content = fields->if_contains("content"); content && !content->is_null()) {
+      check_content(*content, at(loc, "content"), errors);
+    }
+  }
   if (kind == "thinking") check(*fields, "thinking", Kind::string, true, loc, errors);
 }
 
