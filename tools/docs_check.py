@@ -27,6 +27,7 @@ Prints each breach as `file:line: what`, and exits 1 when there is any.
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import textwrap
@@ -218,6 +219,26 @@ def link_problem(root, page, target):
     return None
 
 
+def run_block(script, folder, environment, timeout=240):
+    """Runs `script` under bash in a session of its own; its exit status (None when it ran
+    past `timeout`) and its output. Whatever it left running (a server it started, when a
+    step after it failed) is killed with it."""
+    with open(os.path.join(folder, ".output"), "w+") as output:
+        process = subprocess.Popen(["bash", "-euo", "pipefail", "-c", script], cwd=folder, env=environment,
+                                   stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            code = process.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            code = None
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        process.wait()
+        output.seek(0)
+        return code, output.read()
+
+
 def run_marked(root, pages, bin_dir, work_dir, breaches):
     ran = 0
     for page in pages:
@@ -229,12 +250,11 @@ def run_marked(root, pages, bin_dir, work_dir, breaches):
             shutil.rmtree(folder, ignore_errors=True)
             os.makedirs(folder)
             environment = dict(os.environ, PATH=os.path.abspath(bin_dir) + os.pathsep + os.environ.get("PATH", ""))
-            result = subprocess.run(["bash", "-euo", "pipefail", "-c", "\n".join(content)], cwd=folder,
-                                    env=environment, capture_output=True, text=True, timeout=240)
-            if result.returncode != 0:
-                tail = (result.stdout + result.stderr).strip().splitlines()[-5:]
-                breaches.append(f"{page.relative}:{start + 1}: the block marked to run exited "
-                                f"{result.returncode}: " + " | ".join(tail))
+            code, output = run_block("\n".join(content), folder, environment)
+            if code != 0:
+                tail = output.strip().splitlines()[-5:]
+                breaches.append(f"{page.relative}:{start + 1}: the block marked to run "
+                                f"{'timed out' if code is None else f'exited {code}'}: " + " | ".join(tail))
     return ran
 
 

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 CHECKER = sys.argv[1]
 
@@ -135,10 +136,17 @@ def main():
                             "--run", bin_dir, os.path.join(tempfile.mkdtemp(), "work"))
     if code != 1 or "the block marked to run exited 1" not in output:
         failures.append(f"a marked shell block that fails was not named: {code}: {output!r}")
+    # A block that fails after starting something in the background: named at once, and
+    # what it started does not outlive it.
+    started = time.monotonic()
+    code, output, _ = check(dict(GOOD, **{"README.md": README.replace("echo ran > proof", "sleep 600 &\nfalse")}),
+                            "--run", bin_dir, os.path.join(tempfile.mkdtemp(), "work"))
+    if code != 1 or "the block marked to run exited 1" not in output or time.monotonic() - started > 60:
+        failures.append(f"a failing block's background job kept the run waiting: {code}: {output!r}")
 
     for failure in failures:
         print(failure)
-    print(f"{len(CASES) + 3 - len(failures)} of {len(CASES) + 3} checks of docs_check.py hold")
+    print(f"{len(CASES) + 4 - len(failures)} of {len(CASES) + 4} checks of docs_check.py hold")
     return 1 if failures else 0
 
 

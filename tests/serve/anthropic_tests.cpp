@@ -40,10 +40,15 @@ std::vector<std::string> event_names(const std::string& stream) {
   return names;
 }
 
-// A chat stream of two tokens with the usage on every chunk, then [DONE].
+// A chat stream of two tokens with the usage on every chunk, then [DONE]. Each part in
+// its turn: the operands of + are evaluated in no set order.
 std::string chat_stream() {
   Answer chat(Route::chat_completions, "m", 12, 4, true, true);
-  return chat.stream_opening() + chat.stream_token("Hel") + chat.stream_token("lo") + chat.stream_closing("stop");
+  std::string stream = chat.stream_opening();
+  stream += chat.stream_token("Hel");
+  stream += chat.stream_token("lo");
+  stream += chat.stream_closing("stop");
+  return stream;
 }
 
 }  // namespace
@@ -172,7 +177,9 @@ BOOST_AUTO_TEST_CASE(a_stream_cut_at_every_byte_gives_the_same_events) {
 BOOST_AUTO_TEST_CASE(a_failure_mid_stream_closes_the_block_and_ends_with_an_error_event) {
   Answer chat(Route::chat_completions, "m", 12, 0, true, true);
   anthropic::StreamReframer reframer("m");
-  std::string events = reframer.feed(chat.stream_opening() + chat.stream_token("Hel"));
+  std::string chat_text = chat.stream_opening();
+  chat_text += chat.stream_token("Hel");
+  std::string events = reframer.feed(chat_text);
   events += reframer.fail("Internal server error");
   const std::vector<std::string> expected{"message_start", "content_block_start", "content_block_delta",
                                           "content_block_stop", "error"};

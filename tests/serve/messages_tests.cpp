@@ -192,6 +192,19 @@ BOOST_AUTO_TEST_CASE(a_proxy_sends_messages_to_its_workers_as_chat_and_answers_i
   BOOST_TEST(proxy.lines("perf_metrics-generation").size() == 2u);
 }
 
+BOOST_AUTO_TEST_CASE(a_context_workers_whole_answer_streams_to_the_client_in_anthropics_order) {
+  // One token asked for: the context worker's answer is the whole answer, streamed by the proxy.
+  Served context({"--role", "context"});
+  Served proxy({"--role", "proxy", "--ctx-url", context.url(), "--gen-url", context.url()});
+  const auto streamed = proxy.post("/v1/messages", messages_request(true, 1));
+  const std::vector<std::string> expected{"message_start", "content_block_start", "content_block_delta",
+                                          "content_block_stop", "message_delta", "message_stop"};
+  BOOST_TEST(event_names(streamed.body()) == expected, boost::test_tools::per_element());
+  BOOST_TEST(event_data(streamed.body(), "message_delta").at("usage").at("output_tokens").as_int64() == 1);
+  BOOST_REQUIRE_EQUAL(proxy.stop(), 0);
+  BOOST_REQUIRE_EQUAL(context.stop(), 0);
+}
+
 BOOST_AUTO_TEST_CASE(a_proxys_count_tokens_is_503_in_anthropics_envelope_when_no_worker_answers) {
   std::optional<Served> context(std::in_place, std::vector<std::string>{"--role", "context"});
   Served proxy({"--role", "proxy", "--ctx-url", context->url(), "--gen-url", context->url()});

@@ -148,6 +148,15 @@ BOOST_AUTO_TEST_CASE(each_route_answers_in_its_own_dialect_streamed_and_not) {
   BOOST_TEST(responses_stream.starts_with("event: response.created\ndata: "));
   BOOST_TEST(responses_stream.find("event: response.completed\n") != std::string::npos);
   BOOST_TEST(responses_stream.find("\"input_tokens\":") != std::string::npos);
+  // Each event's sequence number is the next, in the order the events went out.
+  std::int64_t next = 0;
+  for (std::size_t at = responses_stream.find("\ndata: "); at != std::string::npos;
+       at = responses_stream.find("\ndata: ", at + 1)) {
+    const std::size_t from = at + 7;
+    const json::value event = json::parse(responses_stream.substr(from, responses_stream.find('\n', from) - from));
+    BOOST_TEST(event.at("sequence_number").as_int64() == next++);
+  }
+  BOOST_TEST(next >= 7);
   const json::value chat = json::parse(server.post("/v1/chat/completions", chat_request(false, 2)).body());
   BOOST_TEST(text_of(chat.at("object")) == "chat.completion");
   BOOST_TEST(chat.at("usage").at("total_tokens").as_int64() > 2);

@@ -111,13 +111,17 @@ std::string Answer::chat_opening() {
       return sse::frame(json::serialize(chunk({{"delta", {{"role", "assistant"}, {"content", ""}}}, {"finish_reason", nullptr}})));
     case Route::completions:
       return {};
-    case Route::responses:
-      return event("response.created", {{"response", response_object("in_progress")}}) +
-             event("response.in_progress", {{"response", response_object("in_progress")}}) +
-             event("response.output_item.added", {{"output_index", 0}, {"item", message_item("in_progress")}}) +
-             event("response.content_part.added",
-                   {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0},
-                    {"part", {{"type", "output_text"}, {"text", ""}, {"annotations", json::array()}}}});
+    case Route::responses: {
+      // One after another: each event takes the next sequence number, and the operands
+      // of + are evaluated in no set order.
+      std::string events = event("response.created", {{"response", response_object("in_progress")}});
+      events += event("response.in_progress", {{"response", response_object("in_progress")}});
+      events += event("response.output_item.added", {{"output_index", 0}, {"item", message_item("in_progress")}});
+      events += event("response.content_part.added",
+                      {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0},
+                       {"part", {{"type", "output_text"}, {"text", ""}, {"annotations", json::array()}}}});
+      return events;
+    }
   }
   return {};
 }
@@ -153,14 +157,15 @@ std::string Answer::stream_closing(std::string_view finish_reason) {
 }
 
 std::string Answer::chat_closing(std::string_view finish_reason) {
-  if (route_ == Route::responses) {
-    return event("response.output_text.done",
-                 {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0}, {"text", text_}}) +
-           event("response.content_part.done",
-                 {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0},
-                  {"part", {{"type", "output_text"}, {"text", text_}, {"annotations", json::array()}}}}) +
-           event("response.output_item.done", {{"output_index", 0}, {"item", message_item("completed")}}) +
-           event("response.completed", {{"response", response_object("completed")}});
+  if (route_ == Route::responses) {  // one after another, as in the opening
+    std::string events = event("response.output_text.done",
+                               {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0}, {"text", text_}});
+    events += event("response.content_part.done",
+                    {{"item_id", item_id_}, {"output_index", 0}, {"content_index", 0},
+                     {"part", {{"type", "output_text"}, {"text", text_}, {"annotations", json::array()}}}});
+    events += event("response.output_item.done", {{"output_index", 0}, {"item", message_item("completed")}});
+    events += event("response.completed", {{"response", response_object("completed")}});
+    return events;
   }
   json::object finish = route_ == Route::chat_completions
                             ? json::object{{"delta", json::object()}, {"finish_reason", finish_reason}}

@@ -145,7 +145,11 @@ void ProxyRequest::answer_from_context(json::value answer, std::string finish_re
   const json::value* content = message && message->is_object() ? message->get_object().if_contains("content")
                                                                 : choice.if_contains("text");
   const std::string text = content && content->is_string() ? std::string(content->get_string()) : std::string();
-  std::string frames = stream.stream_opening() + stream.stream_token(text) + stream.stream_closing(finish_reason);
+  // One after another: each part counts what the one before made, and the operands of +
+  // are evaluated in no set order.
+  std::string frames = stream.stream_opening();
+  frames += stream.stream_token(text);
+  frames += stream.stream_closing(finish_reason);
   begin_stream([this, frames = std::move(frames)]() mutable { send_frame(std::move(frames), true, [this] { end_stream(); }); });
 }
 
