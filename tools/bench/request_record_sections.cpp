@@ -18,6 +18,7 @@
 #include <fstream>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <string_view>
@@ -235,15 +236,23 @@ constexpr std::array<EscapeForm, 256> escape_forms = [] {
 // clock starts, copied into a buffer per file and written `burst_size` requests a
 // `write` per file, into files on the same file system; escaped, the response lines'
 // streamed bodies escaped into the buffer by a loop over a table of each byte's form as
-// they are copied. This thread's CPU per request, and whether the files hold the
+// they are copied. Back to back, or paced: a burst at a time at the loop's `rate`, this
+// thread asleep between them as the writers' threads are (what writing costs a thread
+// that comes to it cold). This thread's CPU per request, and whether the files hold the
 // recorded lines byte for byte.
 struct Floor {
   double cpu_us = 0;
   bool same_bytes = true;
 };
 
+struct FloorKind {
+  bool escaped = false;
+  std::optional<double> paced_rate;  // requests a second
+};
+
 Floor floor_per_request(const std::filesystem::path& directory, const std::vector<std::vector<FloorLine>>& files,
-                        std::size_t requests, bool escaped) {
+                        std::size_t requests, FloorKind kind) {
+  const bool escaped = kind.escaped;
   std::filesystem::remove_all(directory);
   std::filesystem::create_directories(directory);
   const auto file = [&](std::size_t f) { return directory / ("floor-" + std::to_string(f) + ".jsonl"); };
@@ -263,7 +272,12 @@ Floor floor_per_request(const std::filesystem::path& directory, const std::vecto
   const auto buffer = std::make_unique_for_overwrite<char[]>(room);
   const auto copy = [](char* to, const std::string& text) { return to + text.copy(to, text.size()); };
   const std::uint64_t before = own_cpu_ns();
+  const auto start = Clock::now();
   for (std::size_t first = 0; first < requests; first += burst_size) {
+    if (kind.paced_rate) {
+      std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
+                                                std::chrono::duration<double>(double(first) / *kind.paced_rate)));
+    }
     for (std::size_t f = 0; f < files.size(); ++f) {
       char* cursor = buffer.get();
       for (std::size_t i = first; i < std::min(first + burst_size, files[f].size()); ++i) {
@@ -307,26 +321,32 @@ int request_records(const Settings& settings) {
   constexpr double rate = 1500;
   const std::size_t count = settings.quick ? 1500 : 15000;
   int failed = 0;
-  double floor_us = 0;
+  double floor_us = 0, paced_floor_us = 0;
   for (const bool durable : {false, true}) {
     const LoopCost cost = request_loop(settings.disk_dir / "request_records", durable, count, rate);
     const std::string name = durable ? "request_records_loop_durable_" : "request_records_loop_";
     if (!durable) {
       const auto lines = floor_lines(settings.disk_dir / "request_records");
       const std::filesystem::path directory = settings.disk_dir / "request_records_floor";
-      floor_us = floor_per_request(directory, lines, count, false).cpu_us;
+      floor_us = floor_per_request(directory, lines, count, {}).cpu_us;
       figure("request_records_floor_cpu_per_request", floor_us, "us");
       // Beside it, what escaping the streamed bodies adds to the bare copy: a bound on
       // what any serializer pays for them.
-      const Floor escaped = floor_per_request(directory, lines, count, true);
+      const Floor escaped = floor_per_request(directory, lines, count, {.escaped = true});
       figure("request_records_escaped_floor_cpu_per_request", escaped.cpu_us, "us");
       failed += target("request_records_escaped_floor_writes_the_recorded_bytes", escaped.same_bytes,
                        escaped.same_bytes ? "same bytes" : "the files differ");
+      // And both at the loop's pace: the same writes, each burst to a cold thread.
+      paced_floor_us = floor_per_request(directory, lines, count, {.paced_rate = rate}).cpu_us;
+      figure("request_records_paced_floor_cpu_per_request", paced_floor_us, "us");
+      const Floor paced_escaped = floor_per_request(directory, lines, count, {.escaped = true, .paced_rate = rate});
+      figure("request_records_paced_escaped_floor_cpu_per_request", paced_escaped.cpu_us, "us");
     }
     figure((name + "writer_threads_cpu_per_request").c_str(), cost.writers_us, "us");
     figure((name + "recorder_cpu_per_request").c_str(), cost.recorder_us, "us");
     const double to_floor = cost.writers_us / floor_us;
     figure((name + "writer_threads_to_floor").c_str(), to_floor, "x");
+    figure((name + "writer_threads_to_paced_floor").c_str(), cost.writers_us / paced_floor_us, "x");
     const double most_to_floor = durable ? 6 : 4, most_us = durable ? 20 : 12;
     char detail[64];
     std::snprintf(detail, sizeof detail, "%.3gx", to_floor);
