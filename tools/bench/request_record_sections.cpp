@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -43,14 +44,23 @@ using jsonl::recording::RequestRecorder;
 constexpr std::size_t tokens = 16;
 constexpr std::size_t burst_size = 16;
 
-// The CPU time (ns) of this process's threads named `name`, from their schedstat.
-std::uint64_t threads_cpu_ns(const char* name) {
-  std::uint64_t total = 0;
+// What this process's threads named `name` have had of the CPU, from their schedstat:
+// their time on it (ns) and how many times they were put on it (each wake-up one).
+struct ThreadsCpu {
+  double ns = 0;
+  double runs = 0;
+};
+
+ThreadsCpu threads_cpu(const char* name) {
+  ThreadsCpu total;
   for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
     std::ifstream comm(task.path() / "comm"), stat(task.path() / "schedstat");
     std::string thread_name;
-    std::uint64_t ns = 0;
-    if (std::getline(comm, thread_name) && thread_name == name && (stat >> ns)) total += ns;
+    std::uint64_t ns = 0, waited_ns = 0, runs = 0;
+    if (std::getline(comm, thread_name) && thread_name == name && (stat >> ns >> waited_ns >> runs)) {
+      total.ns += double(ns);
+      total.runs += double(runs);
+    }
   }
   return total;
 }
@@ -132,6 +142,7 @@ void record_one(const RequestRecorder& recorder, ServedRequest served, std::int6
 
 struct LoopCost {
   double writers_us = 0;   // the writers' threads' CPU per request
+  double writer_runs_per_burst = 0;  // the times a burst put a writer's thread on a core
   double recorder_us = 0;  // the recorder's calls' CPU on the request's own thread
   std::size_t lost = 0;
 };
@@ -146,7 +157,7 @@ LoopCost request_loop(const std::filesystem::path& directory, bool durable_trace
       .on_writer_thread_start = jsonl_perf::serve::writer_thread_start(0)});
   recorder.start();
   std::mt19937_64 random(7);
-  const double writers_before = double(threads_cpu_ns(jsonl_perf::serve::writer_thread_name));
+  const ThreadsCpu writers_before = threads_cpu(jsonl_perf::serve::writer_thread_name);
   std::uint64_t recording_ns = 0;
   const auto start = Clock::now();
   // A burst of requests at a time, each built just before it is recorded (as a server's
@@ -172,11 +183,27 @@ LoopCost request_loop(const std::filesystem::path& directory, bool durable_trace
   while (!settled() && Clock::now() - start < std::chrono::seconds(60)) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  cost.writers_us = (double(threads_cpu_ns(jsonl_perf::serve::writer_thread_name)) - writers_before) / 1e3 / double(count);
+  const ThreadsCpu writers_after = threads_cpu(jsonl_perf::serve::writer_thread_name);
+  cost.writers_us = (writers_after.ns - writers_before.ns) / 1e3 / double(count);
+  cost.writer_runs_per_burst = (writers_after.runs - writers_before.runs) / std::ceil(double(count) / burst_size);
   recorder.close();
   const std::string line = recorder.accounting_line();
   cost.lost = counted(line, "unknown") + counted(line, "dropped") + (3 * count - counted(line, "submitted"));
   return cost;
+}
+
+// What one wake-up costs a thread here: a thread asleep between bursts at the loop's
+// pace and doing nothing else, its CPU per wake-up (the kernel's and, on a virtual
+// machine, the hypervisor's share of waking it as this thread's time).
+double wake_up_cpu_us(double rate) {
+  constexpr std::size_t wake_ups = 200;
+  const auto start = Clock::now();
+  const std::uint64_t before = own_cpu_ns();
+  for (std::size_t i = 1; i <= wake_ups; ++i) {
+    std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
+                                              std::chrono::duration<double>(double(i * burst_size) / rate)));
+  }
+  return double(own_cpu_ns() - before) / 1e3 / double(wake_ups);
 }
 
 // A line as the floors make it: whole, and for the escaped floor the text before and
@@ -341,9 +368,11 @@ int request_records(const Settings& settings) {
       figure("request_records_paced_floor_cpu_per_request", paced_floor_us, "us");
       const Floor paced_escaped = floor_per_request(directory, lines, count, {.escaped = true, .paced_rate = rate});
       figure("request_records_paced_escaped_floor_cpu_per_request", paced_escaped.cpu_us, "us");
+      figure("request_records_wake_up_cpu", wake_up_cpu_us(rate), "us");
     }
     figure((name + "writer_threads_cpu_per_request").c_str(), cost.writers_us, "us");
     figure((name + "recorder_cpu_per_request").c_str(), cost.recorder_us, "us");
+    figure((name + "writer_threads_runs_per_burst").c_str(), cost.writer_runs_per_burst, "runs");
     const double to_floor = cost.writers_us / floor_us;
     figure((name + "writer_threads_to_floor").c_str(), to_floor, "x");
     figure((name + "writer_threads_to_paced_floor").c_str(), cost.writers_us / paced_floor_us, "x");
