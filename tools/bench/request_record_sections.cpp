@@ -140,6 +140,12 @@ void record_one(const RequestRecorder& recorder, ServedRequest served, std::int6
                                                 .missed_blocks = 4});
 }
 
+// Sleeps until request `request` of a run that began at `start` is due at `rate` a second.
+void sleep_until_request(Clock::time_point start, std::size_t request, double rate) {
+  std::this_thread::sleep_until(
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(double(request) / rate)));
+}
+
 struct LoopCost {
   double writers_us = 0;   // the writers' threads' CPU per request
   double writer_runs_per_burst = 0;  // the times a burst put a writer's thread on a core
@@ -164,8 +170,7 @@ LoopCost request_loop(const std::filesystem::path& directory, bool durable_trace
   // is: its body and frames are in the cache), only the recorder's calls timed.
   std::vector<ServedRequest> burst;
   for (std::size_t first = 0; first < count; first += burst_size) {
-    std::this_thread::sleep_until(
-        start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(double(first) / rate)));
+    sleep_until_request(start, first, rate);
     burst.clear();
     for (std::size_t i = first; i < std::min(first + burst_size, count); ++i) burst.push_back(served_request(random));
     const std::uint64_t before = own_cpu_ns();
@@ -200,8 +205,7 @@ double wake_up_cpu_us(double rate) {
   const auto start = Clock::now();
   const std::uint64_t before = own_cpu_ns();
   for (std::size_t i = 1; i <= wake_ups; ++i) {
-    std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
-                                              std::chrono::duration<double>(double(i * burst_size) / rate)));
+    sleep_until_request(start, i * burst_size, rate);
   }
   return double(own_cpu_ns() - before) / 1e3 / double(wake_ups);
 }
@@ -302,8 +306,7 @@ Floor floor_per_request(const std::filesystem::path& directory, const std::vecto
   const auto start = Clock::now();
   for (std::size_t first = 0; first < requests; first += burst_size) {
     if (kind.paced_rate) {
-      std::this_thread::sleep_until(start + std::chrono::duration_cast<Clock::duration>(
-                                                std::chrono::duration<double>(double(first) / *kind.paced_rate)));
+      sleep_until_request(start, first, *kind.paced_rate);
     }
     for (std::size_t f = 0; f < files.size(); ++f) {
       char* cursor = buffer.get();
