@@ -59,19 +59,20 @@ bool WriteSide::make_output_dir() {
 void WriteSide::hand_off(WriteJob job) {
   const std::size_t records = records_of(job);
   std::unique_lock lock(state_->mutex);
-  state_->changed.wait(lock, [&] { return state_->can_take(records) || state_->cancelled; });
+  state_->work_done.wait(lock, [&] { return state_->can_take(records) || state_->cancelled; });
   if (state_->cancelled) {
     state_->abandon(records);
     throw DrainCancelled{};
   }
   state_->pending.push_back(std::move(job));
   state_->pending_records += records;
-  state_->changed.notify_all();
+  lock.unlock();
+  state_->work_arrived.notify_one();
 }
 
 void WriteSide::wait_idle() {
   std::unique_lock lock(state_->mutex);
-  state_->changed.wait(lock, [this] { return state_->idle() || state_->cancelled; });
+  state_->work_done.wait(lock, [this] { return state_->idle() || state_->cancelled; });
   if (state_->cancelled) {
     state_->abandon(0);
     throw DrainCancelled{};
@@ -95,7 +96,7 @@ void WriteSide::reclaim(std::vector<std::string>& texts, std::vector<FileAppend>
 void WriteSide::cancel() noexcept {
   const std::lock_guard lock(state_->mutex);
   state_->cancelled = true;
-  state_->changed.notify_all();
+  state_->work_done.notify_all();
 }
 
 void WriteSide::stop() noexcept {
@@ -105,7 +106,7 @@ void WriteSide::stop() noexcept {
     const std::lock_guard lock(state_->mutex);
     state_->stopping = true;
     stuck = !state_->idle() || state_->publishing;
-    state_->changed.notify_all();
+    state_->work_arrived.notify_one();
   }
   if (stuck) {
     thread_.detach();

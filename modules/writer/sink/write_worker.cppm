@@ -95,7 +95,8 @@ struct WriteSide::State {
 
   // The hand-off, guarded by `mutex`.
   std::mutex mutex;
-  std::condition_variable changed;
+  std::condition_variable work_arrived;  // for the worker: a job pending, or stopping
+  std::condition_variable work_done;     // for the drain and close: jobs finished, or cancelled
   std::vector<WriteJob> pending;    // handed off, not yet taken by the thread
   std::vector<WriteJob> taken;      // the thread's: the jobs it performs now
   std::size_t pending_records = 0;  // in `pending`
@@ -311,9 +312,9 @@ struct WriteSide::State {
   bool wait_for_work(std::unique_lock<std::mutex>& lock) {
     const auto ready = [this] { return !pending.empty() || stopping; };
     if (!durable()) {
-      changed.wait(lock, ready);
+      work_arrived.wait(lock, ready);
     } else {
-      while (!changed.wait_for(lock, writer->options.durability.publish_interval, ready)) {
+      while (!work_arrived.wait_for(lock, writer->options.durability.publish_interval, ready)) {
         publish_unlocked(lock, false);
       }
     }
@@ -348,7 +349,7 @@ struct WriteSide::State {
       if (!abandoned) writer->admission.finished_through(through);
       spend();
       busy = false;
-      changed.notify_all();
+      work_done.notify_all();
     }
     // An empty commit as the worker stops: the sink releases what it kept for the next
     // (a file's descriptor), so a stopped writer holds no file open.
