@@ -48,9 +48,11 @@ struct CommitEnd {
 //   - the configuration and the sink chain: set at construction, then read by any thread;
 //     the sinks are called by the worker only (the current file's name, which any thread
 //     may read, is under RotatingSink's own lock);
-//   - the hand-off, guarded by `mutex` and signalled by `changed`: the drain hands jobs
-//     in (hand_off, wait_idle) and takes spent buffers back (reclaim); close cancels and
-//     stops; the worker takes jobs and says when it is done with them;
+//   - the hand-off, guarded by `mutex`: the drain hands jobs in (hand_off, wait_idle)
+//     and takes spent buffers back (reclaim); close cancels and stops; the worker takes
+//     jobs and says when it is done with them. Each side waits on a condition of its
+//     own, notified only for what it waits for: a worker woken for a job the drain
+//     still holds the lock over, or for a job it finished itself, would only sleep again;
 //   - the publication (:publication), with its own lock, taken before `mutex` and never
 //     while holding it: the worker books each durable commit there; the worker, flush
 //     and close publish;
@@ -96,7 +98,7 @@ struct WriteSide::State {
   // The hand-off, guarded by `mutex`.
   std::mutex mutex;
   std::condition_variable work_arrived;  // for the worker: a job pending, or stopping
-  std::condition_variable work_done;     // for the drain and close: jobs finished, or cancelled
+  std::condition_variable work_done;     // for the drain: jobs finished, or close cancelled
   std::vector<WriteJob> pending;    // handed off, not yet taken by the thread
   std::vector<WriteJob> taken;      // the thread's: the jobs it performs now
   std::size_t pending_records = 0;  // in `pending`
