@@ -72,6 +72,9 @@ inline std::size_t plain_prefix(std::string_view text) noexcept {
   while (i < size && plain_bytes[static_cast<unsigned char>(data[i])]) ++i;
   return i;
 }
+
+// A bit per byte of the 16 at `bytes`, set for each byte that is not plain.
+inline unsigned not_plain_bits(const char* bytes) noexcept { return not_plain_mask(load16(bytes)); }
 #else
 // Whether the 8 bytes at `bytes` are all plain, tested a word at a time. May say no for
 // some plain words (a carry between bytes), never yes for one that is not.
@@ -95,6 +98,13 @@ inline std::size_t plain_prefix(std::string_view text) noexcept {
   if (i < size && i + 8 > size && size >= 8 && all_plain(text.data() + size - 8)) return size;
   while (i < size && plain_bytes[static_cast<unsigned char>(text[i])]) ++i;
   return i;
+}
+
+// A bit per byte of the 16 at `bytes`, set for each byte that is not plain.
+inline unsigned not_plain_bits(const char* bytes) noexcept {
+  unsigned bits = 0;
+  for (unsigned i = 0; i < 16; ++i) bits |= unsigned{!plain_bytes[static_cast<unsigned char>(bytes[i])]} << i;
+  return bits;
 }
 #endif
 
