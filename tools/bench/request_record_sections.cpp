@@ -197,6 +197,56 @@ LoopCost request_loop(const std::filesystem::path& directory, bool durable_trace
   return cost;
 }
 
+// Keeps what a recorder hands over, for the writers' formats to be timed alone.
+class KeptRecords final : public jsonl::recording::RecordingDestination {
+ public:
+  bool start() override { return true; }
+  void close() override {}
+  bool trace(jsonl::recording::TraceLine line) override {
+    traces.push_back(std::move(line));
+    return true;
+  }
+  bool perf(jsonl::perf::PerfMetricsRecord record) override {
+    perfs.push_back(std::move(record));
+    return true;
+  }
+  std::vector<jsonl::WriterMetrics> writer_metrics() const override { return {}; }
+  std::string accounting_line() const override { return {}; }
+
+  std::vector<jsonl::recording::TraceLine> traces;
+  std::vector<jsonl::perf::PerfMetricsRecord> perfs;
+};
+
+// The CPU per request of the writers' formats alone, on this thread: the loop's records
+// (the same requests, recorded the same way) made into their lines, a burst's lines of a
+// file into one text, as a drain makes them; no hand-off, no wake-up, no file.
+double formats_cpu_us(std::size_t count) {
+  auto kept = std::make_unique<KeptRecords>();
+  KeptRecords& records = *kept;
+  RequestRecorder recorder(jsonl::recording::RecorderOptions{}, std::move(kept));
+  recorder.start();
+  std::mt19937_64 random(7);
+  for (std::size_t i = 0; i < count; ++i) record_one(recorder, served_request(random), std::int64_t(i));
+  const jsonl::recording::TraceLineFormat trace_format({});
+  const jsonl::PerfMetricsTypedFormat perf_format;
+  std::string requests, responses, perfs;
+  // The least of three passes: the formats leave the records as they were.
+  std::uint64_t least_ns = UINT64_MAX;
+  for (int pass = 0; pass < 3; ++pass) {
+    const std::uint64_t before = own_cpu_ns();
+    for (std::size_t first = 0; first < count; first += burst_size) {
+      requests.clear(), responses.clear(), perfs.clear();
+      for (std::size_t i = first; i < std::min(first + burst_size, count); ++i) {
+        trace_format.append_line(records.traces[2 * i], requests);
+        trace_format.append_line(records.traces[2 * i + 1], responses);
+        perf_format.append_line(records.perfs[i], perfs);
+      }
+    }
+    least_ns = std::min(least_ns, own_cpu_ns() - before);
+  }
+  return double(least_ns) / 1e3 / double(count);
+}
+
 // What one wake-up costs a thread here: a thread asleep between bursts at the loop's
 // pace and doing nothing else, its CPU per wake-up (the kernel's and, on a virtual
 // machine, the hypervisor's share of waking it as this thread's time).
@@ -372,6 +422,7 @@ int request_records(const Settings& settings) {
       const Floor paced_escaped = floor_per_request(directory, lines, count, {.escaped = true, .paced_rate = rate});
       figure("request_records_paced_escaped_floor_cpu_per_request", paced_escaped.cpu_us, "us");
       figure("request_records_wake_up_cpu", wake_up_cpu_us(rate), "us");
+      figure("request_records_formats_cpu_per_request", formats_cpu_us(count), "us");
     }
     figure((name + "writer_threads_cpu_per_request").c_str(), cost.writers_us, "us");
     figure((name + "recorder_cpu_per_request").c_str(), cost.recorder_us, "us");
