@@ -242,6 +242,22 @@ BOOST_AUTO_TEST_CASE(a_character_split_across_any_block_edge_is_written_whole) {
   }
 }
 
+BOOST_AUTO_TEST_CASE(four_byte_and_invalid_characters_amid_dense_escapes_are_written_at_every_offset) {
+  const std::vector<std::pair<std::string, std::string>> specials{
+      {"\xf0\x9f\x98\x80", R"(\ud83d\ude00)"}, {"\xff", R"(\ufffd)"}, {"\xe2\x82", R"(\ufffd)"}};
+  for (const auto& [special, escaped] : specials) {
+    for (std::size_t at = 1; at <= 80; ++at) {
+      std::string before = "\"";
+      for (std::size_t i = 1; i < at; ++i) before += i % 3 == 0 ? '\n' : 'a';
+      const std::string after = "\"" + std::string(40, 'b') + "\\";
+      const std::string expected_before = python_string(before, true), expected_after = python_string(after, true);
+      const std::string expected = expected_before.substr(0, expected_before.size() - 1) + escaped +
+                                   expected_after.substr(1);
+      BOOST_TEST(text(json::string(before + special + after)) == expected, "special " << escaped << " at " << at);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(non_ascii_is_escaped_with_ensure_ascii_and_kept_without) {
   BOOST_TEST(text("\xc3\xa9") == R"("\u00e9")");
   BOOST_TEST(text("\xe2\x82\xac") == R"("\u20ac")");
