@@ -35,7 +35,7 @@ struct RecorderOptions {
   // Each writer's WriterOptions::hold_for: at a GPU server's rate a request's records
   // would otherwise pay a commit of their own (a wake-up of each writer's threads, an
   // append and, durable, an fsync per file); held, a commit carries the requests of that
-  // long. At a high rate a batch fills first and nothing is held.
+  // long. At a high rate a round fills first and nothing is held.
   std::chrono::milliseconds hold_for{250};
   // Each writer's WriterOptions::on_thread_start: called on each of the writers' threads
   // as it starts, to name it or set its priority as the process's policy says (the

@@ -98,9 +98,10 @@ struct WriterOptions {
   // rounded up to 64 bytes), and nothing per record after.
   std::size_t queue_size = 1024;
 
-  // Records appended by one write at most (compressed: serialized together; a round of
-  // batches, up to 16 and a quarter of the queue, goes in one append per file). At
-  // least 1.
+  // Records appended by one write at most (compressed: serialized together). The drain
+  // takes a round of batches at once, up to 16 and a quarter of the queue, and hands
+  // their appends to the write side as one commit; compressed, a round's lines for a
+  // file go in one append. At least 1.
   std::size_t batch_size = 64;
 
   // How long the drain, finding the queue empty, waits for more records before it looks
@@ -111,15 +112,16 @@ struct WriterOptions {
   // more than the record).
   std::chrono::milliseconds linger{1};
 
-  // How long the drain may hold records it found for more, so that fewer, fuller appends
-  // carry them: it waits for a batch's records (compressed: a round's, which make a
-  // fuller piece) for at most this long after it first found records waiting, then
-  // appends what it has; a flush takes them at once, as close does. Records reach the
-  // file up to that much later. Each wake-up of the writer's threads and each append
-  // cost a fixed amount however few records they carry: a server recording a request at
-  // a time at a GPU's rate holds for a few hundred ms, so that a commit carries many
-  // requests, while at a high rate a batch fills first and nothing waits. Unset: 500 ms
-  // compressed, nothing plain. Zero holds nothing; negative is refused at construction.
+  // How long the drain may hold records it found for more, so that fewer, fuller
+  // commits carry them: it waits for a round's records (see batch_size; compressed, they
+  // make a fuller piece) for at most this long after it first found records waiting,
+  // then appends what it has; a flush takes them at once, as close does. Records reach
+  // the file up to that much later. Each wake-up of the writer's threads, each commit
+  // and each fsync cost a fixed amount however few records they carry: a server
+  // recording a request at a time holds for a few hundred ms, so that a commit carries
+  // many requests, while at a high rate a round fills first and nothing waits. Unset:
+  // 500 ms compressed, nothing plain. Zero holds nothing; negative is refused at
+  // construction.
   std::optional<std::chrono::milliseconds> hold_for;
 
   // How long `close` waits for queued records to be written before abandoning them.

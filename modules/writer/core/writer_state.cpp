@@ -128,7 +128,7 @@ std::chrono::milliseconds WriterState::hold_for() const noexcept {
 }
 
 std::size_t WriterState::hold_target() const noexcept {
-  return options.compression.enabled() ? round_batches() * options.batch_size : options.batch_size;
+  return round_batches() * options.batch_size;
 }
 
 WriterStats WriterState::stats() const noexcept {

@@ -53,8 +53,9 @@ struct WriterState {
   // default), and whether it holds any.
   std::chrono::milliseconds hold_for() const noexcept;
   bool holds_records() const noexcept { return hold_for().count() > 0; }
-  // The records a holding drain waits for: a round's, compressed (a fuller piece), else
-  // a batch's (one append).
+  // The records a holding drain waits for: a round's, so that a commit and the wake-ups
+  // of the writer's threads carry as many records as a round can (compressed, a fuller
+  // piece too).
   std::size_t hold_target() const noexcept;
   // Every counter: the accounts' and what admission knows.
   WriterStats stats() const noexcept;

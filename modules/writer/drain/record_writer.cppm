@@ -73,8 +73,8 @@ export namespace jsonl {
 // after a run of empty naps it sleeps until the next submit wakes it. Under load a record
 // also waits for the round it was taken in (up to 16 batches, at most a quarter of the
 // queue size) to be serialized before its batch is appended. A writer that holds
-// (WriterOptions::hold_for; compressed ones by default) keeps fewer than a batch (a
-// round, compressed) for up to that long.
+// (WriterOptions::hold_for; compressed ones by default) keeps fewer than a round for up
+// to that long.
 template <class Record = boost::json::value>
   requires std::is_nothrow_move_constructible_v<Record>
 class JsonlRecordWriter {

@@ -67,7 +67,7 @@ struct ServerFlags {
     command.add_option("--linger-ms", linger_ms, "how long each writer's drain waits for more records")
         ->check(CLI::Range(1u, 1000u))->capture_default_str();
     command.add_option("--hold-ms", hold_ms,
-                       "how long each writer may hold fewer than a batch of records for more (0: none)")
+                       "how long each writer may hold fewer than a round of records for more (0: none)")
         ->check(CLI::Range(0u, 10000u))->capture_default_str();
     command.add_option("--writer-nice", writer_nice,
                        "the nice value the writers' threads take (0: the server's priority; higher ones starve "
