@@ -118,8 +118,10 @@ ServedRequest served_request(std::mt19937_64& random) {
   return served;
 }
 
-// What the recorder is told of one streamed request, from arrival to its perf record.
-void record_one(const RequestRecorder& recorder, ServedRequest served, std::int64_t request_id) {
+// What the recorder is told of one streamed request, from arrival to its perf record. The
+// recorder takes the headers and the body's text; the parsed body and the frames stay
+// the caller's, freed where a server frees its own, not in the recorder's calls.
+void record_one(const RequestRecorder& recorder, ServedRequest& served, std::int64_t request_id) {
   RequestRecorder::Request request = recorder.arrive("/v1/chat/completions", std::move(served.headers));
   recorder.accept(request, std::move(served.text), served.body);
   const double arrival = jsonl::recording::steady_seconds();
@@ -174,7 +176,7 @@ LoopCost request_loop(const std::filesystem::path& directory, bool durable_trace
     burst.clear();
     for (std::size_t i = first; i < std::min(first + burst_size, count); ++i) burst.push_back(served_request(random));
     const std::uint64_t before = own_cpu_ns();
-    for (std::size_t i = 0; i < burst.size(); ++i) record_one(recorder, std::move(burst[i]), std::int64_t(first + i));
+    for (std::size_t i = 0; i < burst.size(); ++i) record_one(recorder, burst[i], std::int64_t(first + i));
     recording_ns += own_cpu_ns() - before;
   }
   LoopCost cost;
@@ -226,7 +228,10 @@ double formats_cpu_us(std::size_t count) {
   RequestRecorder recorder(jsonl::recording::RecorderOptions{}, std::move(kept));
   recorder.start();
   std::mt19937_64 random(7);
-  for (std::size_t i = 0; i < count; ++i) record_one(recorder, served_request(random), std::int64_t(i));
+  for (std::size_t i = 0; i < count; ++i) {
+    ServedRequest served = served_request(random);
+    record_one(recorder, served, std::int64_t(i));
+  }
   const jsonl::recording::TraceLineFormat trace_format({});
   const jsonl::PerfMetricsTypedFormat perf_format;
   std::string requests_text, responses_text, perfs_text;
