@@ -25,8 +25,8 @@ again, the recording's cost in the one figure that does not follow the machine's
 saturation (past it, a server's CPU time per request falls as its events batch, and
 every figure swings with the machine), and the writers' own threads' share of it; and
 at 100 requests/s, a GPU server's rate, the same two; and at 100 and 500 requests/s the
-client's p99 beside off's, where the writers' work lands on a server's core that is
-mostly idle. Beside them, the same records
+client's p99 beside off's, where the server's core still has room and a lump of the
+writers' work would show in the tail. Beside them, the same records
 written in a loop (jsonl-bench request_records: one served request's perf record,
 request line and response line, through the same recording layer): what the writers'
 threads cost a request away from a server. Prints one "name: value unit"
@@ -57,7 +57,7 @@ MAX_PROBES_UP = 12
 CLIENT_CORE, SERVER_CORE = "0", "1"
 WRITER_THREAD = "jsonl-writer"  # what the recording layer names its writers' threads
 SLOW_RATE = 100  # requests/s: a GPU server's
-MID_RATE = 500  # requests/s: a busy GPU server's, where the writers' rounds fill before their hold ends
+MID_RATE = 500  # requests/s: a busy GPU server's, where a commit carries the hold's quarter second
 
 
 def thread_cpu_ns(pid):
@@ -289,9 +289,8 @@ def report(load, figures, loop):
             f"{writers['slow_writers_cpu']:.0f} us, {100 * share:.3g}% of {slow_cpu:.0f} us")
     ratio = writers["slow_cpu"] / slow_cpu
     verdict(f"serve_writers_{SLOW_RATE}rps_cpu_per_request_at_most_1.07x_off", ratio <= 1.07, f"{ratio:.3g}x")
-    # Recording does not put lumps in a lightly loaded server's tail: the writers' work
-    # comes in rounds on threads of the lowest priority, which the server's threads
-    # preempt.
+    # Recording does not put lumps in a lightly loaded server's tail: the writers' rounds
+    # share the server's core with its request threads, at the server's priority.
     for rate, prefix in ((SLOW_RATE, "slow_"), (MID_RATE, "mid_")):
         for name in ("writers", "writers_durable"):
             ratio = figures[name][prefix + "p99"] / base[prefix + "p99"]
