@@ -58,6 +58,7 @@ CLIENT_CORE, SERVER_CORE = "0", "1"
 WRITER_THREAD = "jsonl-writer"  # what the recording layer names its writers' threads
 SLOW_RATE = 100  # requests/s: a GPU server's
 MID_RATE = 500  # requests/s: a busy GPU server's, where a commit carries the hold's quarter second
+TAIL_PROBES = ((SLOW_RATE, "slow_"), (MID_RATE, "mid_"))  # the rates whose p99 is judged, and their figures' prefix
 
 
 def thread_cpu_ns(pid):
@@ -244,7 +245,7 @@ def report(load, figures, loop):
         print(f"serve_{SLOW_RATE}rps_records_lost_{name}: {f['slow_lost']} records")
         print(f"serve_{SLOW_RATE}rps_cpu_ratio_{name}_to_off: {f['slow_cpu'] / slow_cpu:.6g} x")
         print(f"serve_{MID_RATE}rps_records_lost_{name}: {f['mid_lost']} records")
-        for rate, prefix in ((SLOW_RATE, "slow_"), (MID_RATE, "mid_")):
+        for rate, prefix in TAIL_PROBES:
             print(f"serve_{rate}rps_p99_{name}: {f[prefix + 'p99']:.6g} ms")
             if name != "off":
                 print(f"serve_{rate}rps_p99_ratio_{name}_to_off: {f[prefix + 'p99'] / base[prefix + 'p99']:.6g} x")
@@ -291,7 +292,7 @@ def report(load, figures, loop):
     verdict(f"serve_writers_{SLOW_RATE}rps_cpu_per_request_at_most_1.07x_off", ratio <= 1.07, f"{ratio:.3g}x")
     # Recording does not put lumps in a lightly loaded server's tail: the writers' rounds
     # share the server's core with its request threads, at the server's priority.
-    for rate, prefix in ((SLOW_RATE, "slow_"), (MID_RATE, "mid_")):
+    for rate, prefix in TAIL_PROBES:
         for name in ("writers", "writers_durable"):
             ratio = figures[name][prefix + "p99"] / base[prefix + "p99"]
             verdict(f"serve_{name}_{rate}rps_p99_at_most_1.5x_off", ratio <= 1.5,
