@@ -91,9 +91,9 @@ class Drain {
   }
 
   // Whether the drain held the `records` it found for more (WriterOptions::hold_for), to
-  // take them again: while they are less than its target (a batch, or compressed a
-  // round; at most half the queue), for up to hold_for after it first found them, unless
-  // a flush wants them or the writer is closing.
+  // take them again: while they are less than its target (a round; at most half the
+  // queue), for up to hold_for after it first found them, unless a flush wants them or
+  // the writer is closing.
   bool hold_for_more(std::size_t records) {
     if (state_->holds_records() && records < state_->admission.hold_target()) {
       const auto now = std::chrono::steady_clock::now();
