@@ -104,7 +104,7 @@ class JsonlRecordWriter {
   // See the lifecycle above. Blocks for the directory creation only.
   void start() {
     const std::lock_guard lock(lifecycle_);
-    if (phase_ == Phase::closed) return;
+    if (phase_ != Phase::created) return;
     if (!write_side_.start()) {
       phase_ = Phase::closed;
       state_->admission.stop_accepting();
