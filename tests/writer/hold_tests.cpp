@@ -3,7 +3,8 @@
 // a round's records wait, a flush wants them, the writer closes, or hold_for has passed;
 // and a round's lines for one file go in one append. A plain writer holds only when
 // told, and then a partial round too, so that a commit and its wake-ups carry a round's
-// records. One case per behaviour.
+// records. A writer holding serializes alone: what it holds is not urgent, and oneTBB's
+// threads cost more of the cores than they save of the time. One case per behaviour.
 #include <boost/json/value.hpp>
 #include <boost/test/unit_test.hpp>
 
@@ -216,6 +217,25 @@ BOOST_AUTO_TEST_CASE(a_plain_writer_holding_appends_a_full_round_without_waiting
   const auto start = Clock::now();
   submit(writer, 8);
   BOOST_TEST((until_written(writer, 8, start) < 30s));
+  writer.close();
+}
+
+BOOST_AUTO_TEST_CASE(a_writer_told_to_hold_serializes_its_rounds_alone) {
+  jsonl::JsonlRecordWriter<> writer(options(std::chrono::hours(1), 16));
+  submit(writer, 64);  // queued before start: the drain's first round takes them all
+  writer.start();
+  BOOST_TEST(writer.flush(60s));
+  BOOST_TEST(writer.stats().serialized_alone == 64u);
+  BOOST_TEST(writer.stats().serialized_side_by_side == 0u);
+  writer.close();
+}
+
+BOOST_AUTO_TEST_CASE(a_writer_not_holding_serializes_the_same_round_side_by_side) {
+  jsonl::JsonlRecordWriter<> writer(options(0ms, 16));
+  submit(writer, 64);
+  writer.start();
+  BOOST_TEST(writer.flush(60s));
+  BOOST_TEST(writer.stats().serialized_side_by_side == 64u);
   writer.close();
 }
 

@@ -1,6 +1,7 @@
 // The drain: takes stored records from the ring in rounds of batches, serializes them
-// where they lie (alone or side by side, as the planner says), releases their slots,
-// counts their outcomes in submission order, and hands the appends to the write side.
+// where they lie (alone, or side by side as the planner says unless it holds records),
+// releases their slots, counts their outcomes in submission order, and hands the
+// appends to the write side.
 // One way: nothing calls back into it. Not part of the public contract; exported only
 // because JsonlRecordWriter's template code runs it.
 module;
@@ -156,10 +157,12 @@ class Drain {
   // the write side in one job. `accounted` ends as the records of the round handed off
   // or dropped. The planner is told how long all of it took, waiting for the write side
   // included: serializing side by side also slows the worker down when the cores are
-  // short.
+  // short. A writer that holds records serializes alone: it has traded how soon its
+  // lines reach the file for how little of the cores it takes, and oneTBB's threads
+  // spend more of the cores than they save of the time.
   template <class Release>
   void write_round(std::size_t records, std::size_t& accounted, const Release& release) {
-    const bool side_by_side = planner_.side_by_side(records);
+    const bool side_by_side = !state_->holds_records() && planner_.side_by_side(records);
     const auto began = std::chrono::steady_clock::now();
     prepare_buffers();
     const BatchSerializer<Record> serializer(*format_, route_.get(), side_by_side);
