@@ -44,6 +44,10 @@ std::string hour_bucket(std::chrono::system_clock::time_point at) {
   return utc_text(at, "%Y-%m-%dT%H");
 }
 
+bool same_hour(std::chrono::system_clock::time_point a, std::chrono::system_clock::time_point b) {
+  return std::chrono::floor<std::chrono::hours>(a) == std::chrono::floor<std::chrono::hours>(b);
+}
+
 void check_trace_kind(std::string_view kind) {
   if (kind.empty() || kind == "." || kind == ".." || kind.find_first_of(std::string_view("/\0", 2)) != kind.npos) {
     throw MalformedRecord("trace kind must name a file inside its bucket directory: \"" + std::string(kind) + "\"");

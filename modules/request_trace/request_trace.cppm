@@ -74,6 +74,9 @@ struct TraceRecord {
 // "2026-09-03T14": the first 13 characters of the ISO-8601 UTC time `at`.
 std::string hour_bucket(std::chrono::system_clock::time_point at);
 
+// Whether `a` and `b` fall in one hour bucket.
+bool same_hour(std::chrono::system_clock::time_point a, std::chrono::system_clock::time_point b);
+
 // Throws MalformedRecord unless `kind` names a file inside a bucket directory: empty,
 // ".", "..", or any '/' or NUL could escape it.
 void check_trace_kind(std::string_view kind);
@@ -126,6 +129,11 @@ class TraceRoute : public RecordRoute<TraceRecord<Payload>> {
 
   std::filesystem::path route(const TraceRecord<Payload>& record) const override {
     return directory_ / hour_bucket(record.made_at) / (record.kind + suffix_ + extension_);
+  }
+
+  // Records of one kind made in one hour share a file: no path is made for them.
+  bool same_file(const TraceRecord<Payload>& record, const TraceRecord<Payload>& earlier) const override {
+    return record.kind == earlier.kind && same_hour(record.made_at, earlier.made_at);
   }
 
  private:

@@ -131,6 +131,19 @@ BOOST_AUTO_TEST_CASE(the_hour_bucket_is_the_iso_time_cut_to_the_hour) {
              "1999-12-31T23");
 }
 
+BOOST_AUTO_TEST_CASE(records_of_one_kind_and_hour_share_a_file_without_naming_it) {
+  const jsonl::TraceRoute<json::value> route("/traces", "-t");
+  const auto at = [](std::string_view kind, std::chrono::system_clock::time_point made_at) {
+    return record(kind, 0, made_at);
+  };
+  BOOST_TEST(route.same_file(at(jsonl::trace_requests, just_after_three),
+                             at(jsonl::trace_requests, just_after_three + 59min)));
+  BOOST_TEST(!route.same_file(at(jsonl::trace_requests, just_after_three),
+                              at(jsonl::trace_requests, just_before_three)));
+  BOOST_TEST(!route.same_file(at(jsonl::trace_requests, just_after_three),
+                              at(jsonl::trace_responses, just_after_three)));
+}
+
 BOOST_AUTO_TEST_CASE(a_batch_spanning_an_hour_boundary_is_two_appends_to_two_files) {
   jsonl_test::ScratchDirectory directory;
   Log log;

@@ -94,6 +94,21 @@ class FilePerKeyRoute : public jsonl::RecordRoute<json::value> {
   std::filesystem::path directory_;
 };
 
+// A file per record key, as FilePerKeyRoute, that tells records of one key share a file
+// without naming it, and counts the files it names.
+class KeyTellingRoute : public FilePerKeyRoute {
+ public:
+  using FilePerKeyRoute::FilePerKeyRoute;
+  std::filesystem::path route(const json::value& record) const override {
+    ++named;
+    return FilePerKeyRoute::route(record);
+  }
+  bool same_file(const json::value& record, const json::value& earlier) const override {
+    return record.as_object().at("key") == earlier.as_object().at("key");
+  }
+  mutable std::atomic<int> named{0};
+};
+
 // The default sink, noting how much room each append's text holds.
 class RoomNotingSink : public jsonl::FileSink {
  public:
@@ -253,6 +268,22 @@ BOOST_AUTO_TEST_CASE(a_route_spreads_a_batch_over_files_grouped_in_submission_or
   BOOST_TEST(stats.dropped(jsonl::DropReason::malformed) == 1u);
   BOOST_TEST(log.at(LogLevel::warning).size() == 1u);
   BOOST_TEST(accounting_holds(stats));
+}
+
+BOOST_AUTO_TEST_CASE(a_route_that_tells_records_share_a_file_names_each_file_once_a_batch) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto route = std::make_shared<KeyTellingRoute>(directory.path());
+  jsonl::JsonlRecordWriter<> writer(test_options(directory.path(), log), std::make_shared<jsonl::JsonLineFormat>(),
+                                    nullptr, route);
+  for (const char* key : {"b", "a", "b", "b", "a"}) writer.submit(json::object{{"key", key}});
+  writer.start();  // queued before start: one batch
+  writer.close();
+  BOOST_TEST(route->named.load() == 2);
+  BOOST_TEST(jsonl_test::read_file(directory.path() / "a.jsonl") == "{\"key\":\"a\"}\n{\"key\":\"a\"}\n");
+  BOOST_TEST(jsonl_test::read_file(directory.path() / "b.jsonl") ==
+             "{\"key\":\"b\"}\n{\"key\":\"b\"}\n{\"key\":\"b\"}\n");
+  BOOST_TEST(writer.stats().appends == 2u);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

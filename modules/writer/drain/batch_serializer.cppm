@@ -87,17 +87,9 @@ class BatchSerializer {
       result.appends.push_back(serialize(batch, identity_, result.outcomes, {}, result));
       return;
     }
-    struct Group {
-      std::filesystem::path file;
-      std::vector<std::size_t> members;
-    };
     std::vector<Group> groups;
     for (std::size_t i = 0; i < batch.size(); ++i) {
-      std::filesystem::path file;
-      if (!routed(batch, i, file, result.outcomes)) continue;
-      auto group = std::find_if(groups.begin(), groups.end(), [&](const Group& g) { return g.file == file; });
-      if (group == groups.end()) group = groups.insert(groups.end(), Group{std::move(file), {}});
-      group->members.push_back(i);
+      if (Group* group = group_of(batch, i, groups, result.outcomes)) group->members.push_back(i);
     }
     std::size_t first = result.outcomes.size();
     result.outcomes.resize(batch.size());
@@ -114,12 +106,26 @@ class BatchSerializer {
     std::size_t operator[](std::size_t i) const noexcept { return i; }
   };
 
-  // Whether record `i` has a file; if not, notes why in `outcomes` and consumes it.
-  bool routed(const Records& batch, std::size_t i, std::filesystem::path& file,
-              std::vector<LineOutcome>& outcomes) const {
+  // A file's records in a batch; the first member stands for them all when the route
+  // tells a record shares their file (RecordRoute::same_file).
+  struct Group {
+    std::filesystem::path file;
+    std::vector<std::size_t> members;
+  };
+
+  // The group record `i` joins, added to `groups` if its file has none yet; null if the
+  // record has no file, after noting why in `outcomes` and consuming it.
+  Group* group_of(const Records& batch, std::size_t i, std::vector<Group>& groups,
+                  std::vector<LineOutcome>& outcomes) const {
     try {
-      file = route_->route(batch[i]);
-      return true;
+      for (Group& group : groups) {
+        if (route_->same_file(batch[i], batch[group.members.front()])) return &group;
+      }
+      std::filesystem::path file = route_->route(batch[i]);
+      for (Group& group : groups) {
+        if (group.file == file) return &group;
+      }
+      return &groups.emplace_back(Group{std::move(file), {}});
     } catch (const std::exception& error) {
       outcomes.push_back(format_.is_malformed(error) ? LineOutcome{LineOutcome::malformed, error.what()}
                                                      : LineOutcome{LineOutcome::unexpected, describe_current_exception()});
@@ -127,7 +133,7 @@ class BatchSerializer {
       outcomes.push_back({LineOutcome::unexpected, describe_current_exception()});
     }
     batch.consume(i);
-    return false;
+    return nullptr;
   }
 
   // Serializes the records `members` names (as many as `outcomes` has), in chunks side

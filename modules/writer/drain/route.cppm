@@ -21,6 +21,13 @@ class RecordRoute {
   // exception costs this record alone, judged as the format's (RecordFormat::
   // is_malformed): malformed, or an unexpected serialization error.
   virtual std::filesystem::path route(const Record& record) const = 0;
+
+  // Whether `record` goes to the file `earlier` went to, where that is cheaper to tell
+  // than to name the file: the drain asks it of each record and the first record of
+  // each of its batch's groups so far, and asks route() only when none says yes. True
+  // only when route() would name one file for both; false (the default) when it cannot
+  // tell. Thread-safe as route(); an exception is judged as route()'s.
+  virtual bool same_file(const Record& record, const Record& earlier) const { return false; }
 };
 
 }  // namespace jsonl
