@@ -33,11 +33,27 @@ json::parse_options python_loads() {
 // Only a run of at least this many digits can spell an integer beyond the 64-bit ranges.
 constexpr std::size_t wide_integer_digits = 19;
 
+bool is_digit(char c) { return c >= '0' && c <= '9'; }
+
+// Whether `text` has a run of wide_integer_digits digits. A run that long starting at or
+// after `from` (the first byte of the text, or one after a non-digit) covers the byte
+// wide_integer_digits - 1 on, so most bytes are never looked at: where that byte is not
+// a digit, the search goes on past it; where it is, its run decides.
 bool may_hold_a_wide_integer(std::string_view text) {
-  std::size_t run = 0;
-  for (const char c : text) {
-    run = c >= '0' && c <= '9' ? run + 1 : 0;
-    if (run >= wide_integer_digits) return true;
+  std::size_t from = 0;
+  while (text.size() - from >= wide_integer_digits) {
+    const std::size_t probe = from + wide_integer_digits - 1;
+    if (!is_digit(text[probe])) {
+      from = probe + 1;
+      continue;
+    }
+    std::size_t begin = probe;
+    while (begin > from && is_digit(text[begin - 1])) --begin;
+    std::size_t end = probe + 1;
+    while (end < text.size() && is_digit(text[end])) ++end;
+    if (end - begin >= wide_integer_digits) return true;
+    from = end + 1;
+    if (from > text.size()) return false;
   }
   return false;
 }

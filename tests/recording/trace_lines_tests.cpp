@@ -79,6 +79,17 @@ BOOST_AUTO_TEST_CASE(a_body_is_written_as_python_reads_it_integers_of_any_size_e
                                    R"("big":Infinity,"a":[1,{"k":[2,3]}],"k":")" "\xC3\xA9" R"(/","k2":NaN})");
 }
 
+BOOST_AUTO_TEST_CASE(a_wide_integer_is_kept_exact_wherever_it_lies_in_the_body) {
+  const std::string wide = "12345678901234567890123";
+  BOOST_TEST(body_text_of(wide) == wide);
+  for (std::size_t before = 0; before <= 40; ++before) {
+    for (std::size_t digits = 1; digits <= 18; ++digits) {
+      const std::string sent = "[\"" + std::string(before, 'x') + "\"," + std::string(digits, '7') + "," + wide + "]";
+      BOOST_TEST_REQUIRE(body_text_of(sent) == sent);
+    }
+  }
+}
+
 BOOST_AUTO_TEST_CASE(a_body_without_wide_integers_is_written_as_python_reads_it) {
   const std::string sent = R"({"model":"m","temperature":1E2,"x":-0.0,"x":-Infinity,"top_p":5e-324,"s":"tab\there"})";
   BOOST_TEST(body_text_of(sent) == R"({"model":"m","temperature":100.0,"x":-Infinity,"top_p":5e-324,"s":"tab\there"})");
