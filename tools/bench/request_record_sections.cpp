@@ -322,13 +322,14 @@ constexpr std::array<EscapeForm, 256> escape_forms = [] {
 }();
 
 // The floors the writers' threads are judged against: the same lines, made before the
-// clock starts, copied into a buffer per file and written `burst_size` requests a
+// clock starts, copied into a buffer per file and written `requests_a_write` requests a
 // `write` per file, into files on the same file system; escaped, the response lines'
 // streamed bodies escaped into the buffer by a loop over a table of each byte's form as
-// they are copied. Back to back, or paced: a burst at a time at the loop's `rate`, this
-// thread asleep between them as the writers' threads are (what writing costs a thread
-// that comes to it cold). This thread's CPU per request, and whether the files hold the
-// recorded lines byte for byte.
+// they are copied. Back to back, or paced: a write's requests at a time at the loop's
+// `rate`, this thread asleep between them as the writers' threads are (what writing
+// costs a thread that comes to it cold); held, a write every hold of the recorder's
+// writers, as often as they wake. This thread's CPU per request, and whether the files
+// hold the recorded lines byte for byte.
 struct Floor {
   double cpu_us = 0;
   bool same_bytes = true;
@@ -337,11 +338,13 @@ struct Floor {
 struct FloorKind {
   bool escaped = false;
   std::optional<double> paced_rate;  // requests a second
+  std::size_t requests_a_write = burst_size;
 };
 
 Floor floor_per_request(const std::filesystem::path& directory, const std::vector<std::vector<FloorLine>>& files,
                         std::size_t requests, FloorKind kind) {
   const bool escaped = kind.escaped;
+  const std::size_t group = kind.requests_a_write;
   std::filesystem::remove_all(directory);
   std::filesystem::create_directories(directory);
   const auto file = [&](std::size_t f) { return directory / ("floor-" + std::to_string(f) + ".jsonl"); };
@@ -349,9 +352,9 @@ Floor floor_per_request(const std::filesystem::path& directory, const std::vecto
   std::size_t room = 0;  // the most a burst's lines of one file can take
   for (std::size_t f = 0; f < files.size(); ++f) {
     descriptors.push_back(::open(file(f).c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
-    for (std::size_t first = 0; first < files[f].size(); first += burst_size) {
+    for (std::size_t first = 0; first < files[f].size(); first += group) {
       std::size_t bytes = 0;
-      for (std::size_t i = first; i < std::min(first + burst_size, files[f].size()); ++i) {
+      for (std::size_t i = first; i < std::min(first + group, files[f].size()); ++i) {
         const FloorLine& line = files[f][i];
         bytes += std::max(line.whole.size(), line.before.size() + 6 * line.body.size() + line.after.size()) + 8;
       }
@@ -362,13 +365,13 @@ Floor floor_per_request(const std::filesystem::path& directory, const std::vecto
   const auto copy = [](char* to, const std::string& text) { return to + text.copy(to, text.size()); };
   const std::uint64_t before = own_cpu_ns();
   const auto start = Clock::now();
-  for (std::size_t first = 0; first < requests; first += burst_size) {
+  for (std::size_t first = 0; first < requests; first += group) {
     if (kind.paced_rate) {
       sleep_until_request(start, first, *kind.paced_rate);
     }
     for (std::size_t f = 0; f < files.size(); ++f) {
       char* cursor = buffer.get();
-      for (std::size_t i = first; i < std::min(first + burst_size, files[f].size()); ++i) {
+      for (std::size_t i = first; i < std::min(first + group, files[f].size()); ++i) {
         const FloorLine& line = files[f][i];
         if (!escaped || line.body.empty()) {
           cursor = copy(cursor, line.whole);
@@ -393,7 +396,7 @@ Floor floor_per_request(const std::filesystem::path& directory, const std::vecto
   Floor floor{double(spent) / 1e3 / double(requests)};
   for (std::size_t f = 0; f < files.size(); ++f) {
     std::string expected;
-    for (std::size_t i = 0; i < std::min(files[f].size(), (requests + burst_size - 1) / burst_size * burst_size); ++i) {
+    for (std::size_t i = 0; i < std::min(files[f].size(), (requests + group - 1) / group * group); ++i) {
       expected += files[f][i].whole;
     }
     std::ifstream in(file(f), std::ios::binary);
@@ -409,7 +412,7 @@ int request_records(const Settings& settings) {
   constexpr double rate = 1500;
   const std::size_t count = settings.quick ? 1500 : 15000;
   int failed = 0;
-  double floor_us = 0, paced_floor_us = 0;
+  double floor_us = 0, paced_floor_us = 0, held_escaped_floor_us = 0;
   for (const bool durable : {false, true}) {
     const LoopCost cost = request_loop(settings.disk_dir / "request_records", durable, count, rate);
     const std::string name = durable ? "request_records_loop_durable_" : "request_records_loop_";
@@ -429,6 +432,15 @@ int request_records(const Settings& settings) {
       figure("request_records_paced_floor_cpu_per_request", paced_floor_us, "us");
       const Floor paced_escaped = floor_per_request(directory, lines, count, {.escaped = true, .paced_rate = rate});
       figure("request_records_paced_escaped_floor_cpu_per_request", paced_escaped.cpu_us, "us");
+      // And escaped, a write per file every hold: the least a thread woken as often as
+      // the writers' threads can spend on these bytes.
+      const auto held_requests = static_cast<std::size_t>(
+          rate * std::chrono::duration<double>(jsonl::recording::RecorderOptions{}.hold_for).count());
+      held_escaped_floor_us =
+          floor_per_request(directory, lines, count,
+                            {.escaped = true, .paced_rate = rate, .requests_a_write = held_requests})
+              .cpu_us;
+      figure("request_records_held_escaped_floor_cpu_per_request", held_escaped_floor_us, "us");
       figure("request_records_wake_up_cpu", wake_up_cpu_us(rate), "us");
       figure("request_records_formats_cpu_per_request", formats_cpu_us(count), "us");
     }
@@ -438,6 +450,7 @@ int request_records(const Settings& settings) {
     const double to_floor = cost.writers_us / floor_us;
     figure((name + "writer_threads_to_floor").c_str(), to_floor, "x");
     figure((name + "writer_threads_to_paced_floor").c_str(), cost.writers_us / paced_floor_us, "x");
+    figure((name + "writer_threads_to_held_escaped_floor").c_str(), cost.writers_us / held_escaped_floor_us, "x");
     const double most_to_floor = durable ? 6 : 4, most_us = durable ? 20 : 12;
     char detail[64];
     std::snprintf(detail, sizeof detail, "%.3gx", to_floor);
