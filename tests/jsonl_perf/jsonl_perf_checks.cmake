@@ -18,6 +18,21 @@ function(run_tool)
   set(stderr "${stderr}" PARENT_SCOPE)
 endfunction()
 
+# `attempt`'s requests.csv, as a reader of the reference's reads it: `rows` rows, each
+# with every column named after them filled.
+function(expect_requests_csv attempt rows)
+  execute_process(COMMAND "${PYTHON}" -c "
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1], newline='', encoding='utf-8')))
+empty = [(row['trace_id'], column) for row in rows for column in sys.argv[3:] if row[column] == '']
+print(len(rows), 'rows; empty:', empty[:3])
+sys.exit(0 if len(rows) == int(sys.argv[2]) and not empty else 1)" "${attempt}/requests.csv" ${rows} ${ARGN}
+    RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE error)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "${attempt}/requests.csv: ${output}${error}")
+  endif()
+endfunction()
+
 # `file` (called `label`) cut `cut` bytes short (inside an append) reads as one torn tail in summary, and
 # decompress leaves the torn append out and keeps the records summary read, fewer than
 # `all_records`.
@@ -440,7 +455,10 @@ elseif(CHECK STREQUAL "fleet_join")
                          --route chat --route completions --route responses --route messages --stream-fraction 0.5)
   set(attempt "${SCRATCH}/run/attempt-001")
   expect_contains("${stdout}" "all balance: yes; all files verify: yes")
-  expect_parts("${attempt}" perf_metrics request_trace client.json report.html server.log)
+  expect_parts("${attempt}" perf_metrics request_trace client.json report.html server.log requests.csv)
+  expect_contains("${stdout}" "requests.csv: ${attempt}/requests.csv (120 rows)")
+  expect_requests_csv("${attempt}" 120 rid started_at finished_at status stream isl_total osl ttft_ms e2e_ms decode_ms
+                      prefill_queue_ms prefill_ms ctx_blocks_total session)
   run_tool(EXPECT 0 ARGS join "${attempt}" --client-results "${attempt}/client.json" --json)
   set(join "${stdout}")
   foreach(field IN ITEMS request_lines accepted response_lines completed completed_joined usage_found perf_records)
@@ -482,7 +500,9 @@ elseif(CHECK STREQUAL "fleet_join_disaggregated")
   foreach(kind IN ITEMS disagg context generation)
     expect_contains("${stdout}" "${kind} / complete: 120 records")
   endforeach()
-  expect_parts("${attempt}" ctx-0.log gen-0.log server.log)
+  expect_parts("${attempt}" ctx-0.log gen-0.log server.log requests.csv)
+  expect_requests_csv("${attempt}" 120 rid ttft_ms e2e_ms proxy_dispatch_ms prefill_ms kv_transfer_ms gen_decode_ms
+                      ctx_blocks_total gen_blocks_total)
   run_tool(EXPECT 0 ARGS join "${attempt}" --client-results "${attempt}/client.json" --json)
   set(join "${stdout}")
   foreach(field IN ITEMS request_lines completed completed_joined usage_found disaggregated joined_ctx gen_expected

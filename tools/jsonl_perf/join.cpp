@@ -9,9 +9,12 @@
 #include <iomanip>
 #include <map>
 #include <ostream>
+#include <stdexcept>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "python_json.hpp"
+#include "requests_table.hpp"
 #include "serve/openai.hpp"
 
 namespace jsonl_perf {
@@ -65,12 +68,12 @@ const json::value* at_path(const json::value& root, std::initializer_list<std::s
 }
 
 // Every JSON object line of the files named `prefix*.jsonl` in `directory` (and, with
-// `hours`, in its subdirectories); a line that is not one is counted bad.
-// Every JSON object line of the files named `prefix*.jsonl` in `directory` (and, with
 // `hours`, in its subdirectories); a line that is not one, or is longer than
-// `max_line_bytes`, is counted bad.
+// `max_line_bytes`, is counted bad. Numbers are read as Python reads them. With
+// `file_names`, the name of each line's file beside it.
 std::vector<json::value> read_lines(const fs::path& directory, std::string_view prefix, bool hours,
-                                    std::uint64_t max_line_bytes, JoinFigures& figures) {
+                                    std::uint64_t max_line_bytes, JoinFigures& figures,
+                                    std::vector<std::string>* file_names = nullptr) {
   std::vector<fs::path> files;
   std::error_code error;
   const auto collect = [&](const fs::path& folder) {
@@ -94,7 +97,7 @@ std::vector<json::value> read_lines(const fs::path& directory, std::string_view 
     const auto take_line = [&](const Line& line) {
       if (line.bytes == 0) return;
       json::value value;
-      if (!line.overlong) value = json::parse(line.text, error);
+      if (!line.overlong) value = json::parse(line.text, error, {}, python_json_loads());
       if (line.overlong || error || !value.is_object()) {
         ++figures.bad_lines;
         figures.problems.push_back(file.string() + ":" + std::to_string(line.number) +
@@ -103,6 +106,7 @@ std::vector<json::value> read_lines(const fs::path& directory, std::string_view 
         return;
       }
       values.push_back(std::move(value));
+      if (file_names) file_names->push_back(file.filename().string());
     };
     std::ifstream input(file, std::ios::binary);
     while (input) {
@@ -165,7 +169,9 @@ JoinFigures join_attempt(const JoinOptions& options) {
   JoinFigures figures;
   const std::vector<json::value> requests = read_lines(options.attempt_dir / "request_trace", "requests-", true, options.max_line_bytes, figures);
   const std::vector<json::value> responses = read_lines(options.attempt_dir / "request_trace", "responses-", true, options.max_line_bytes, figures);
-  const std::vector<json::value> records = read_lines(options.attempt_dir / "perf_metrics", "perf_metrics-", false, options.max_line_bytes, figures);
+  std::vector<std::string> record_files;
+  const std::vector<json::value> records = read_lines(options.attempt_dir / "perf_metrics", "perf_metrics-", false,
+                                                      options.max_line_bytes, figures, &record_files);
   figures.request_lines = requests.size();
   figures.response_lines = responses.size();
   figures.perf_records = records.size();
@@ -282,6 +288,15 @@ JoinFigures join_attempt(const JoinOptions& options) {
     }
   }
   figures.perf_records_unjoined = figures.perf_records - joined_records.size();
+  if (options.csv) {
+    std::vector<PerfRecordLine> record_lines;
+    for (std::size_t i = 0; i < records.size(); ++i) record_lines.push_back({&records[i], record_files[i]});
+    std::ofstream csv(*options.csv, std::ios::binary | std::ios::trunc);
+    csv << requests_csv(requests, responses, record_lines);
+    if (!csv.flush()) throw std::runtime_error("cannot write " + options.csv->string());
+    figures.csv = options.csv;
+    figures.csv_rows = figures.request_lines;
+  }
   if (!differences.empty()) {
     std::sort(differences.begin(), differences.end());
     figures.median_e2e_difference_ms = differences[differences.size() / 2];
@@ -318,7 +333,9 @@ void print_join(const JoinFigures& figures, bool json_output, std::ostream& out)
                                         {"client_matched", figures.client_matched},
                                         {"median_e2e_difference_ms", optional(figures.median_e2e_difference_ms)},
                                         {"max_abs_e2e_difference_ms", optional(figures.max_abs_e2e_difference_ms)},
-                                        {"problems", std::move(problems)}})
+                                        {"problems", std::move(problems)},
+                                        {"csv", figures.csv ? json::value(figures.csv->string()) : json::value(nullptr)},
+                                        {"csv_rows", figures.csv_rows}})
         << '\n';
     return;
   }
@@ -346,6 +363,7 @@ void print_join(const JoinFigures& figures, bool json_output, std::ostream& out)
         << " ms\n";
   }
   for (std::size_t i = 0; i < std::min<std::size_t>(figures.problems.size(), 5); ++i) out << "  " << figures.problems[i] << '\n';
+  if (figures.csv) out << "requests.csv: " << figures.csv->string() << " (" << figures.csv_rows << " rows)\n";
 }
 
 int run_join(const JoinOptions& options, std::ostream& out, std::ostream& err) {

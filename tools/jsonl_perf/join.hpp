@@ -23,6 +23,8 @@ namespace jsonl_perf {
 struct JoinOptions {
   std::filesystem::path attempt_dir;  // holds request_trace/ and perf_metrics/
   std::optional<std::filesystem::path> client_results;  // `jsonl-perf client --json-output`
+  // Where to write requests.csv, the table of one row per request (requests_table.hpp).
+  std::optional<std::filesystem::path> csv;
   bool json = false;
   std::uint64_t max_line_bytes = default_max_line_bytes;  // a longer line is counted bad and skipped
 };
@@ -52,6 +54,8 @@ struct JoinFigures {
   std::optional<double> max_abs_e2e_difference_ms;  // |client E2E from send - trace E2E|
   std::optional<double> median_e2e_difference_ms;
   std::vector<std::string> problems;  // a line a failed join, named
+  std::optional<std::filesystem::path> csv;  // where requests.csv went
+  std::size_t csv_rows = 0;
 };
 
 JoinFigures join_attempt(const JoinOptions& options);

@@ -115,7 +115,8 @@ int run_fleet(const FleetOptions& options, std::ostream& out, std::ostream& err)
   out << "\nbooks of the request traces (jsonl-perf verify):\n";
   const int verify_status = run_verify({.output_dir = attempt / "request_trace"}, out, err);
   out << '\n';
-  const int join_status = run_join({.attempt_dir = attempt, .client_results = attempt / "client.json"}, out, err);
+  const int join_status = run_join(
+      {.attempt_dir = attempt, .client_results = attempt / "client.json", .csv = attempt / "requests.csv"}, out, err);
   out << "HTML report: " << (attempt / "report.html").string() << '\n';
   if (server_status != 0) err << "jsonl-perf fleet: a server exited with " << server_status << '\n';
   return server_status == 0 && summary_status == 0 && verify_status == 0 && join_status == 0 ? 0 : 1;
