@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "python_json.hpp"
+#include "python_values.hpp"
 #include "requests_table.hpp"
 
 namespace {
@@ -61,7 +62,7 @@ std::string table(const std::vector<std::string>& requests, const std::vector<st
   std::vector<jsonl_perf::PerfRecordLine> records;
   for (const json::value& record : servers) records.push_back({&record, "perf_metrics-server-host-1-20260903T140509Z.jsonl"});
   for (const json::value& record : proxies) records.push_back({&record, "perf_metrics-disagg-host-2-20260903T140509Z.jsonl"});
-  return jsonl_perf::requests_csv(parsed(requests), parsed(responses), records);
+  return jsonl_perf::requests_table(parsed(requests), parsed(responses), records).csv;
 }
 
 std::string header() {
@@ -94,6 +95,21 @@ BOOST_AUTO_TEST_CASE(a_request_line_repeated_keeps_its_first_place_and_takes_the
   const std::string text = table(requests, response_lines);
   BOOST_TEST(text.find(",completed,True,n,10,4,6,4,0.4,") != std::string::npos);
   BOOST_TEST(text.find(",completed,True,m,10,4,6,4,0.4,") == std::string::npos);
+  BOOST_TEST(jsonl_perf::requests_table(parsed(requests), parsed(response_lines), {}).rows == request_lines.size());
+}
+
+BOOST_AUTO_TEST_CASE(a_time_is_read_as_python_reads_it_whatever_its_fraction_and_offset) {
+  const auto seconds = [](const char* text) {
+    const json::value stamp(text);
+    return jsonl_perf::python::parse_iso(&stamp);
+  };
+  BOOST_TEST(*seconds("2026-09-03T14:05:09+00:00") == 1788444309.0);
+  BOOST_TEST(*seconds("2026-09-03T14:05:09.5Z") == 1788444309.5);
+  BOOST_TEST(*seconds("2026-09-03T14:05:09.25+00:00") == 1788444309.25);
+  BOOST_TEST(*seconds("2026-09-03T14:05:09.123456789+00:00") == *seconds("2026-09-03T14:05:09.123456+00:00"));
+  BOOST_TEST(*seconds("2026-09-03T16:05:09.5+02:00") == 1788444309.5);
+  BOOST_TEST(!seconds("2026-09-03T14:05:09.+00:00"));
+  BOOST_TEST(!seconds("2026-09-03T14:05:09 UTC"));
 }
 
 BOOST_AUTO_TEST_SUITE_END()

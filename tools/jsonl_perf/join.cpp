@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <fstream>
 #include <iomanip>
 #include <map>
@@ -14,6 +13,7 @@
 #include <unordered_set>
 
 #include "python_json.hpp"
+#include "python_values.hpp"
 #include "requests_table.hpp"
 #include "serve/openai.hpp"
 
@@ -22,33 +22,6 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
-
-// Seconds since the epoch of "2026-09-03T14:05:09.123456+00:00" (the fraction optional).
-std::optional<double> parse_iso_utc(std::string_view text) {
-  std::tm parts{};
-  int consumed = 0;
-  const std::string copy(text);
-  if (std::sscanf(copy.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &parts.tm_year, &parts.tm_mon, &parts.tm_mday,
-                  &parts.tm_hour, &parts.tm_min, &parts.tm_sec, &consumed) != 6) {
-    return std::nullopt;
-  }
-  parts.tm_year -= 1900;
-  parts.tm_mon -= 1;
-  double seconds = static_cast<double>(::timegm(&parts));
-  std::string_view rest = text.substr(consumed);
-  if (rest.starts_with('.')) {
-    std::size_t digits = 1;
-    double scale = 0.1;
-    while (digits < rest.size() && std::isdigit(static_cast<unsigned char>(rest[digits]))) {
-      seconds += (rest[digits] - '0') * scale;
-      scale /= 10;
-      ++digits;
-    }
-    rest.remove_prefix(digits);
-  }
-  if (rest != "+00:00" && rest != "Z") return std::nullopt;
-  return seconds;
-}
 
 std::optional<double> number(const json::value* value) {
   if (!value) return std::nullopt;
@@ -207,8 +180,7 @@ JoinFigures join_attempt(const JoinOptions& options) {
   // The wall clock less the steady clock: the least delayed request line pins it.
   std::optional<double> offset;
   for (const json::value& request : requests) {
-    const json::value* recorded = at_path(request, {"recorded_at"});
-    const std::optional<double> at = recorded && recorded->is_string() ? parse_iso_utc(recorded->get_string()) : std::nullopt;
+    const std::optional<double> at = python::parse_iso(at_path(request, {"recorded_at"}));
     const std::optional<double> arrival = number(at_path(request, {"server_arrival_time"}));
     if (at && arrival) offset = std::min(offset.value_or(*at - *arrival), *at - *arrival);
   }
@@ -274,9 +246,7 @@ JoinFigures join_attempt(const JoinOptions& options) {
       continue;
     }
     const std::optional<double> arrival = number(at_path(request, {"server_arrival_time"}));
-    const json::value* finished_text = at_path(response, {"finished_at"});
-    const std::optional<double> finished =
-        finished_text && finished_text->is_string() ? parse_iso_utc(finished_text->get_string()) : std::nullopt;
+    const std::optional<double> finished = python::parse_iso(at_path(response, {"finished_at"}));
     if (!arrival || !finished || !first || !perf_arrival || !offset) continue;
     const double e2e_ms = (*finished - (*arrival + *offset)) * 1000;
     const double ttft_ms = (*first - *perf_arrival) * 1000;
@@ -292,10 +262,11 @@ JoinFigures join_attempt(const JoinOptions& options) {
     std::vector<PerfRecordLine> record_lines;
     for (std::size_t i = 0; i < records.size(); ++i) record_lines.push_back({&records[i], record_files[i]});
     std::ofstream csv(*options.csv, std::ios::binary | std::ios::trunc);
-    csv << requests_csv(requests, responses, record_lines);
+    const RequestsTable table = requests_table(requests, responses, record_lines);
+    csv << table.csv;
     if (!csv.flush()) throw std::runtime_error("cannot write " + options.csv->string());
     figures.csv = options.csv;
-    figures.csv_rows = figures.request_lines;
+    figures.csv_rows = table.rows;
   }
   if (!differences.empty()) {
     std::sort(differences.begin(), differences.end());

@@ -2,6 +2,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -192,8 +193,10 @@ std::optional<double> parse_iso(const Value* value) {
   if (at < text.size() && text[at] == '.') {
     std::size_t width = 0;
     while (at + 1 + width < text.size() && text[at + 1 + width] >= '0' && text[at + 1 + width] <= '9') ++width;
-    if (width != 3 && width != 6) return std::nullopt;
-    micros = digits(text, at + 1, width) * (width == 3 ? 1000 : 1);
+    if (width == 0) return std::nullopt;
+    const std::size_t kept = std::min<std::size_t>(width, 6);  // past six: dropped, not rounded
+    micros = digits(text, at + 1, kept);
+    for (std::size_t scale = kept; scale < 6; ++scale) micros *= 10;
     at += 1 + width;
   }
   std::int64_t offset_seconds = 0;

@@ -34,8 +34,9 @@ std::string repr(const Value& value);
 // Each SSE block's `data:` lines, stripped and joined with newlines.
 std::vector<std::string> sse_data(std::string_view text);
 
-// Seconds since the epoch of an ISO 8601 time with an offset (or Z), as
-// datetime.fromisoformat(text).timestamp() computes them; none for anything else.
+// Seconds since the epoch of an ISO 8601 time with an offset (or Z), as Python 3.11's
+// datetime.fromisoformat(text).timestamp() computes them (a fraction of any number of
+// digits, those past six dropped); none for anything else.
 std::optional<double> parse_iso(const Value* value);
 // "2026-09-03T14:05:09Z": the second `epoch` falls in, as strftime spells a datetime made
 // from it (microseconds rounded half to even first); empty for none.

@@ -36,16 +36,16 @@ bool is_time_column(std::string_view column) {
   return column == "started_at" || column == "handler_entry_at" || column == "finished_at";
 }
 
-// (ms) from `start` to `end` of a worker's timing, as the reference's span.
-Value span_ms(const json::object& timing, std::string_view start, std::string_view end) {
-  const std::optional<double> from = python::to_float(python::get(timing, start));
-  const std::optional<double> to = python::to_float(python::get(timing, end));
-  return from && to ? Value((*to - *from) * 1000.0) : Value();
-}
-
 Value difference_ms(std::optional<double> from, std::optional<double> to) {
   return from && to ? Value((*to - *from) * 1000.0) : Value();
 }
+
+// (ms) from `start` to `end` of a worker's timing, as the reference's span.
+Value span_ms(const json::object& timing, std::string_view start, std::string_view end) {
+  return difference_ms(python::to_float(python::get(timing, start)), python::to_float(python::get(timing, end)));
+}
+
+Value or_none(std::optional<double> number) { return number ? Value(*number) : Value(); }
 
 // The usage block the client received: the line's own, a whole answer's, or the last
 // a stream sent (a Responses stream's in its response.completed event). Null for none.
@@ -238,19 +238,18 @@ Row request_row(const json::object& request, const json::object* response, const
     const Value* outcome = python::get(answer, "status");
     row_status = python::truthy(outcome) ? *outcome : Value("no_response");
   }
-  const auto time = [](std::optional<double> epoch) { return epoch ? Value(*epoch) : Value(); };
   const Value rid = value_at(answer, "disagg_request_id");
-  const std::optional<double> gpu_prefill = python::to_float(python::get(ctx_breakdown, "ctx_gpu_forward_time"));
   return {started, python::str(rid),
-          {rid, value_at(request, "trace_id"), value_at(request, "route"), time(started), time(handler_entry),
-           time(finished), row_status, value_at(body, "stream"), value_at(body, "model"),
+          {rid, value_at(request, "trace_id"), value_at(request, "route"), or_none(started), or_none(handler_entry),
+           or_none(finished), row_status, value_at(body, "stream"), value_at(body, "model"),
            tokens.total, tokens.cached, isl_new, tokens.output, hit_ratio,
            difference_ms(started, handler_entry), difference_ms(proxy_arrival, dispatch), ttft, e2e,
            e2e.is_null() || ttft.is_null() ? Value() : Value(e2e.get_double() - ttft.get_double()),
            span_ms(ctx_timing, "arrival_time", "first_scheduled_time"),
            span_ms(ctx_timing, "first_scheduled_time", "first_token_time"),
            span_ms(gen_timing, "kv_cache_transfer_start", "kv_cache_transfer_end"), value_at(gen_timing, "kv_cache_size"),
-           span_ms(gen_timing, "first_token_time", "last_token_time"), gpu_prefill ? Value(*gpu_prefill) : Value(),
+           span_ms(gen_timing, "first_token_time", "last_token_time"),
+           or_none(python::to_float(python::get(ctx_breakdown, "ctx_gpu_forward_time"))),
            value_at(ctx_perf, "first_iter"), value_at(ctx_perf, "last_iter"), value_at(gen_perf, "first_iter"),
            value_at(gen_perf, "last_iter"), value_at(ctx_kv, "num_total_allocated_blocks"),
            value_at(ctx_kv, "num_new_allocated_blocks"), value_at(ctx_kv, "num_reused_blocks"),
@@ -262,8 +261,9 @@ Row request_row(const json::object& request, const json::object* response, const
 
 const std::vector<std::string>& requests_table_columns() { return columns; }
 
-std::string requests_csv(const std::vector<json::value>& request_lines, const std::vector<json::value>& response_lines,
-                         const std::vector<PerfRecordLine>& perf_records) {
+RequestsTable requests_table(const std::vector<json::value>& request_lines,
+                             const std::vector<json::value>& response_lines,
+                             const std::vector<PerfRecordLine>& perf_records) {
   // trace_id -> line: a later line of a trace_id over an earlier, in the earlier's place.
   std::vector<const json::object*> requests;
   std::unordered_map<std::string, std::size_t> request_at;
@@ -281,7 +281,10 @@ std::string requests_csv(const std::vector<json::value>& request_lines, const st
     // The wall clock less the steady clock: the least delayed request line pins it.
     const std::optional<double> stamp = python::parse_iso(python::get(request, "recorded_at"));
     const Value* arrival = python::get(request, "server_arrival_time");
-    if (stamp && arrival && is_number(*arrival)) offset = std::min(offset.value_or(*stamp - *python::to_float(arrival)), *stamp - *python::to_float(arrival));
+    if (stamp && arrival && is_number(*arrival)) {
+      const double line_offset = *stamp - *python::to_float(arrival);
+      offset = std::min(offset.value_or(line_offset), line_offset);
+    }
   }
   for (const json::value& line : response_lines) {
     if (!line.is_object()) continue;
@@ -302,7 +305,7 @@ std::string requests_csv(const std::vector<json::value>& request_lines, const st
     if (a_start != b_start) return a_start < b_start;
     return a.rid_key != b.rid_key ? a.rid_key < b.rid_key : a.order < b.order;
   });
-  std::string text = python::csv_row(columns);
+  RequestsTable table{python::csv_row(columns), rows.size()};
   for (const Row& row : rows) {
     std::vector<std::string> fields;
     for (std::size_t i = 0; i < columns.size(); ++i) {
@@ -311,9 +314,9 @@ std::string requests_csv(const std::vector<json::value>& request_lines, const st
                            ? python::utc_iso(value.is_null() ? std::nullopt : std::optional(value.get_double()))
                            : python::cell(value));
     }
-    text += python::csv_row(fields);
+    table.csv += python::csv_row(fields);
   }
-  return text;
+  return table;
 }
 
 }  // namespace jsonl_perf

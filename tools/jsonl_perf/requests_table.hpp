@@ -17,6 +17,7 @@
 
 #include <boost/json/value.hpp>
 
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -33,9 +34,13 @@ struct PerfRecordLine {
 // The table's columns, in order.
 const std::vector<std::string>& requests_table_columns();
 
-// The table's text, rows sorted by start time then rid as the reference sorts them.
-std::string requests_csv(const std::vector<boost::json::value>& request_lines,
-                         const std::vector<boost::json::value>& response_lines,
-                         const std::vector<PerfRecordLine>& perf_records);
+struct RequestsTable {
+  std::string csv;       // the header, then the rows by start time, then rid, as the reference sorts them
+  std::size_t rows = 0;  // one for each trace_id (a later request line of one takes its row)
+};
+
+RequestsTable requests_table(const std::vector<boost::json::value>& request_lines,
+                             const std::vector<boost::json::value>& response_lines,
+                             const std::vector<PerfRecordLine>& perf_records);
 
 }  // namespace jsonl_perf
