@@ -4,6 +4,7 @@
 #            fleet_join_disaggregated
 #   -D TOOL=... -D DATA=tests/jsonl_perf -D SCRATCH=...
 #   -D PYTHON=the system's python3 (with prometheus_client)
+#   -D ARTIFACTS=where a check keeps what CI shows (the run reports' screenshots)
 #   -D NODE=node -D DUCKDB_CHECK=tools/duckdb/compare.mjs -D ZSTD=zstd
 #   -D DUCKDB_CHECKS=ON|OFF: OFF where DuckDB's Node API is not installed (its parts
 #      of the checks say they were skipped; the rest runs)
@@ -31,6 +32,18 @@ sys.exit(0 if len(rows) == int(sys.argv[2]) and not empty else 1)" "${attempt}/r
   if(NOT result EQUAL 0)
     message(FATAL_ERROR "${attempt}/requests.csv: ${output}${error}")
   endif()
+endfunction()
+
+# `attempt`'s report.html as Chromium shows it: no console message, every chart's data
+# points drawn, each block named after it present; a screenshot kept in ARTIFACTS.
+function(expect_report_page attempt screenshot)
+  execute_process(COMMAND "${PYTHON}" "${DATA}/check_report_page.py" "${attempt}/report.html"
+                          "${ARTIFACTS}/${screenshot}" ${ARGN}
+    RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE error)
+  if(NOT result EQUAL 0)
+    message(FATAL_ERROR "${attempt}/report.html: ${output}${error}")
+  endif()
+  message(STATUS "${output}")
 endfunction()
 
 # `file` (called `label`) cut `cut` bytes short (inside an append) reads as one torn tail in summary, and
@@ -457,6 +470,18 @@ elseif(CHECK STREQUAL "fleet_join")
   expect_contains("${stdout}" "all balance: yes; all files verify: yes")
   expect_parts("${attempt}" perf_metrics request_trace client.json report.html server.log requests.csv)
   expect_contains("${stdout}" "requests.csv: ${attempt}/requests.csv (120 rows)")
+  expect_contains("${stdout}" "report: ${attempt}/report.html")
+  expect_report_page("${attempt}" report-aggregated.png metrics occupancy phases tokens routes client causes)
+  # A request line written twice (a retried append) is one row of requests.csv, and join
+  # says so.
+  file(COPY "${attempt}/" DESTINATION "${SCRATCH}/repeated")
+  file(GLOB_RECURSE request_files "${SCRATCH}/repeated/request_trace/*/requests-*.jsonl")
+  list(GET request_files 0 request_file)
+  execute_process(COMMAND "${PYTHON}" -c "import sys; f = open(sys.argv[1], 'r+b'); line = f.readline(); f.seek(0, 2); f.write(line)"
+                          "${request_file}")
+  run_tool(EXPECT 0 ARGS join "${SCRATCH}/repeated" --csv "${SCRATCH}/repeated/again.csv")
+  expect_contains("${stdout}" "join: 121 request lines")
+  expect_contains("${stdout}" "again.csv (120 rows)")
   expect_requests_csv("${attempt}" 120 rid started_at finished_at status stream isl_total osl ttft_ms e2e_ms decode_ms
                       prefill_queue_ms prefill_ms ctx_blocks_total session)
   run_tool(EXPECT 0 ARGS join "${attempt}" --client-results "${attempt}/client.json" --json)
@@ -503,6 +528,7 @@ elseif(CHECK STREQUAL "fleet_join_disaggregated")
   expect_parts("${attempt}" ctx-0.log gen-0.log server.log requests.csv)
   expect_requests_csv("${attempt}" 120 rid ttft_ms e2e_ms proxy_dispatch_ms prefill_ms kv_transfer_ms gen_decode_ms
                       ctx_blocks_total gen_blocks_total)
+  expect_report_page("${attempt}" report-disaggregated.png metrics occupancy phases hops tokens routes client causes)
   run_tool(EXPECT 0 ARGS join "${attempt}" --client-results "${attempt}/client.json" --json)
   set(join "${stdout}")
   foreach(field IN ITEMS request_lines completed completed_joined usage_found disaggregated joined_ctx gen_expected

@@ -95,7 +95,7 @@ BOOST_AUTO_TEST_CASE(a_request_line_repeated_keeps_its_first_place_and_takes_the
   const std::string text = table(requests, response_lines);
   BOOST_TEST(text.find(",completed,True,n,10,4,6,4,0.4,") != std::string::npos);
   BOOST_TEST(text.find(",completed,True,m,10,4,6,4,0.4,") == std::string::npos);
-  BOOST_TEST(jsonl_perf::requests_table(parsed(requests), parsed(response_lines), {}).rows == request_lines.size());
+  BOOST_TEST(jsonl_perf::requests_table(parsed(requests), parsed(response_lines), {}).rows.size() == request_lines.size());
 }
 
 BOOST_AUTO_TEST_CASE(a_time_is_read_as_python_reads_it_whatever_its_fraction_and_offset) {

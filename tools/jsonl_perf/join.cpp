@@ -15,6 +15,7 @@
 #include "python_json.hpp"
 #include "python_values.hpp"
 #include "requests_table.hpp"
+#include "run_report.hpp"
 #include "serve/openai.hpp"
 
 namespace jsonl_perf {
@@ -122,18 +123,30 @@ std::string header(const json::value& request, std::string_view name) {
   return {};
 }
 
-// The client's E2E from send, by the x-request-id each request carried.
-std::unordered_map<std::string, double> client_e2e(const fs::path& results) {
+// The load client's results: each request's E2E from send by the x-request-id it
+// carried, and the outcomes other than ok (an HTTP error by its status).
+struct ClientResults {
+  std::unordered_map<std::string, double> e2e_by_request_id;
+  std::map<std::string, std::size_t> failures;
+};
+
+ClientResults client_results(const fs::path& results) {
   std::ifstream input(results, std::ios::binary);
   const std::string text((std::istreambuf_iterator<char>(input)), std::istreambuf_iterator<char>());
-  std::unordered_map<std::string, double> e2e;
+  ClientResults client;
   const json::value report = json::parse(text);
   for (const json::value& request : report.at("requests").as_array()) {
     if (const std::optional<double> value = number(at_path(request, {"e2e_from_send_ms"}))) {
-      e2e.emplace(std::string(request.at("request_id").as_string()), *value);
+      client.e2e_by_request_id.emplace(std::string(request.at("request_id").as_string()), *value);
+    }
+    const std::string outcome = key_of(at_path(request, {"outcome"}));
+    if (outcome == "http_error") {
+      ++client.failures["HTTP " + key_of(at_path(request, {"http_status"}))];
+    } else if (outcome != "ok") {
+      ++client.failures[outcome];
     }
   }
-  return e2e;
+  return client;
 }
 
 }  // namespace
@@ -185,8 +198,8 @@ JoinFigures join_attempt(const JoinOptions& options) {
     if (at && arrival) offset = std::min(offset.value_or(*at - *arrival), *at - *arrival);
   }
 
-  const std::unordered_map<std::string, double> client =
-      options.client_results ? client_e2e(*options.client_results) : std::unordered_map<std::string, double>();
+  const ClientResults client = options.client_results ? client_results(*options.client_results) : ClientResults{};
+  std::map<std::string, double> client_e2e_by_trace;
   std::vector<double> differences;
   std::unordered_set<const json::value*> joined_records;
   for (const json::value& request : requests) {
@@ -252,21 +265,36 @@ JoinFigures join_attempt(const JoinOptions& options) {
     const double ttft_ms = (*first - *perf_arrival) * 1000;
     figures.min_ttft_ms = std::min(figures.min_ttft_ms.value_or(ttft_ms), ttft_ms);
     figures.min_decode_ms = std::min(figures.min_decode_ms.value_or(e2e_ms - ttft_ms), e2e_ms - ttft_ms);
-    if (const auto sent = client.find(header(request, "x-request-id")); sent != client.end()) {
+    if (const auto sent = client.e2e_by_request_id.find(header(request, "x-request-id"));
+        sent != client.e2e_by_request_id.end()) {
       ++figures.client_matched;
       differences.push_back(sent->second - e2e_ms);
+      client_e2e_by_trace[key_of(at_path(request, {"trace_id"}))] = sent->second;
     }
   }
   figures.perf_records_unjoined = figures.perf_records - joined_records.size();
-  if (options.csv) {
+  if (options.csv || options.html) {
     std::vector<PerfRecordLine> record_lines;
     for (std::size_t i = 0; i < records.size(); ++i) record_lines.push_back({&records[i], record_files[i]});
-    std::ofstream csv(*options.csv, std::ios::binary | std::ios::trunc);
     const RequestsTable table = requests_table(requests, responses, record_lines);
-    csv << table.csv;
-    if (!csv.flush()) throw std::runtime_error("cannot write " + options.csv->string());
-    figures.csv = options.csv;
-    figures.csv_rows = table.rows;
+    const auto write = [](const fs::path& path, const std::string& text) {
+      std::ofstream file(path, std::ios::binary | std::ios::trunc);
+      file << text;
+      if (!file.flush()) throw std::runtime_error("cannot write " + path.string());
+    };
+    if (options.csv) {
+      write(*options.csv, table.csv);
+      figures.csv = options.csv;
+      figures.csv_rows = table.rows.size();
+    }
+    if (options.html) {
+      write(*options.html, report::run_report_html({.title = options.attempt_dir.string(),
+                                                    .requests = report::requests_of(table, client_e2e_by_trace),
+                                                    .instances = options.instances,
+                                                    .client_results = options.client_results.has_value(),
+                                                    .client_failures = client.failures}));
+      figures.html = options.html;
+    }
   }
   if (!differences.empty()) {
     std::sort(differences.begin(), differences.end());
@@ -306,7 +334,8 @@ void print_join(const JoinFigures& figures, bool json_output, std::ostream& out)
                                         {"max_abs_e2e_difference_ms", optional(figures.max_abs_e2e_difference_ms)},
                                         {"problems", std::move(problems)},
                                         {"csv", figures.csv ? json::value(figures.csv->string()) : json::value(nullptr)},
-                                        {"csv_rows", figures.csv_rows}})
+                                        {"csv_rows", figures.csv_rows},
+                                        {"html", figures.html ? json::value(figures.html->string()) : json::value(nullptr)}})
         << '\n';
     return;
   }
@@ -335,6 +364,7 @@ void print_join(const JoinFigures& figures, bool json_output, std::ostream& out)
   }
   for (std::size_t i = 0; i < std::min<std::size_t>(figures.problems.size(), 5); ++i) out << "  " << figures.problems[i] << '\n';
   if (figures.csv) out << "requests.csv: " << figures.csv->string() << " (" << figures.csv_rows << " rows)\n";
+  if (figures.html) out << "report: " << figures.html->string() << '\n';
 }
 
 int run_join(const JoinOptions& options, std::ostream& out, std::ostream& err) {

@@ -25,6 +25,9 @@ struct JoinOptions {
   std::optional<std::filesystem::path> client_results;  // `jsonl-perf client --json-output`
   // Where to write requests.csv, the table of one row per request (requests_table.hpp).
   std::optional<std::filesystem::path> csv;
+  // Where to write the run's report, a page read from the same rows (report/run_report.hpp).
+  std::optional<std::filesystem::path> html;
+  double instances = 1;  // the engine instances that served the run, for throughput per instance
   bool json = false;
   std::uint64_t max_line_bytes = default_max_line_bytes;  // a longer line is counted bad and skipped
 };
@@ -56,6 +59,7 @@ struct JoinFigures {
   std::vector<std::string> problems;  // a line a failed join, named
   std::optional<std::filesystem::path> csv;  // where requests.csv went
   std::size_t csv_rows = 0;
+  std::optional<std::filesystem::path> html;  // where the report went
 };
 
 JoinFigures join_attempt(const JoinOptions& options);

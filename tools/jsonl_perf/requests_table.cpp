@@ -305,8 +305,8 @@ RequestsTable requests_table(const std::vector<json::value>& request_lines,
     if (a_start != b_start) return a_start < b_start;
     return a.rid_key != b.rid_key ? a.rid_key < b.rid_key : a.order < b.order;
   });
-  RequestsTable table{python::csv_row(columns), rows.size()};
-  for (const Row& row : rows) {
+  RequestsTable table{.csv = python::csv_row(columns)};
+  for (Row& row : rows) {
     std::vector<std::string> fields;
     for (std::size_t i = 0; i < columns.size(); ++i) {
       const Value& value = row.values[i];
@@ -315,6 +315,7 @@ RequestsTable requests_table(const std::vector<json::value>& request_lines,
                            : python::cell(value));
     }
     table.csv += python::csv_row(fields);
+    table.rows.push_back(std::move(row.values));
   }
   return table;
 }

@@ -35,8 +35,11 @@ struct PerfRecordLine {
 const std::vector<std::string>& requests_table_columns();
 
 struct RequestsTable {
-  std::string csv;       // the header, then the rows by start time, then rid, as the reference sorts them
-  std::size_t rows = 0;  // one for each trace_id (a later request line of one takes its row)
+  // One row for each trace_id (a later request line of one takes its row), by start time,
+  // then rid, as the reference sorts them; a row's cells in the columns' order, a time as
+  // seconds since the epoch, None as null.
+  std::vector<std::vector<boost::json::value>> rows;
+  std::string csv;  // the header, then the rows
 };
 
 RequestsTable requests_table(const std::vector<boost::json::value>& request_lines,

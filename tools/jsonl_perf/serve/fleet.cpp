@@ -108,16 +108,20 @@ int run_fleet(const FleetOptions& options, std::ostream& out, std::ostream& err)
   }
   std::ofstream(attempt / "client.json", std::ios::binary) << client_report_json(report) << '\n';
 
-  SummaryOptions summary{.paths = {attempt / "perf_metrics"}, .html = attempt / "report.html"};
+  SummaryOptions summary{.paths = {attempt / "perf_metrics"}};
   const int summary_status = run_summary(summary, out, err);
   out << '\n';
   print_client_report(report, out);
   out << "\nbooks of the request traces (jsonl-perf verify):\n";
   const int verify_status = run_verify({.output_dir = attempt / "request_trace"}, out, err);
   out << '\n';
-  const int join_status = run_join(
-      {.attempt_dir = attempt, .client_results = attempt / "client.json", .csv = attempt / "requests.csv"}, out, err);
-  out << "HTML report: " << (attempt / "report.html").string() << '\n';
+  const double instances = options.mode == "aggregated" ? 1.0 : options.ctx_workers + options.gen_workers;
+  const int join_status = run_join({.attempt_dir = attempt,
+                                    .client_results = attempt / "client.json",
+                                    .csv = attempt / "requests.csv",
+                                    .html = attempt / "report.html",
+                                    .instances = instances},
+                                   out, err);
   if (server_status != 0) err << "jsonl-perf fleet: a server exited with " << server_status << '\n';
   return server_status == 0 && summary_status == 0 && verify_status == 0 && join_status == 0 ? 0 : 1;
 }

@@ -244,6 +244,9 @@ class JoinCommand final : public Command {
     c.add_option("attempt_dir", options_.attempt_dir, "holds request_trace/ and perf_metrics/")->required();
     c.add_option("--client-results", options_.client_results, "the client's --json-output, to compare E2E");
     c.add_option("--csv", options_.csv, "write requests.csv, one row per request, here");
+    c.add_option("--html", options_.html, "write the run's report, a page read from the same rows, here");
+    c.add_option("--instances", options_.instances, "the engine instances that served the run (throughput is per instance)")
+        ->check(CLI::PositiveNumber)->capture_default_str();
     c.add_flag("--json", options_.json, "print the figures as JSON");
     c.add_option("--max-line-bytes", options_.max_line_bytes, "a longer line is counted bad, never held")
         ->check(CLI::PositiveNumber)->capture_default_str();
