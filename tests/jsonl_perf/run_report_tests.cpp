@@ -9,6 +9,7 @@
 
 #include "run_blocks.hpp"
 #include "run_report.hpp"
+#include "svg_charts.hpp"
 
 namespace {
 
@@ -234,6 +235,15 @@ BOOST_AUTO_TEST_CASE(the_page_draws_every_datum_and_loads_nothing_from_elsewhere
     BOOST_TEST(drawn > 0u);
   }
   BOOST_TEST(charts == 5u);  // occupancy, TTFT and E2E over time, TTFT and E2E histograms
+}
+
+BOOST_AUTO_TEST_CASE(time_runs_evenly_along_a_line_chart_whatever_its_span) {
+  jsonl_perf::charts::Series line{"in flight", {}};
+  for (int second = 0; second <= 100; ++second) line.points.emplace_back(0.3 + second, 1);
+  const std::string chart = jsonl_perf::charts::line_chart("t", {line}, "s", "requests");
+  for (const char* tick : {">20</text>", ">40</text>", ">60</text>", ">80</text>", ">100</text>"}) {
+    BOOST_TEST(chart.find(tick) != std::string::npos, tick);
+  }
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -203,9 +203,9 @@ std::string run_report_html(const RunReportInput& input) {
   std::ostringstream page;
   page << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>Run report: "
        << escape(input.title)
-       << "</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:84em}"
+       << "</title>\n<style>body{font-family:sans-serif;margin:2em}"
           "figure{display:inline-block;margin:1em}figcaption{font-weight:bold}"
-          "table{border-collapse:collapse;margin:0.5em 1em}th,td{padding:0.2em 0.8em;text-align:right}"
+          "table{border-collapse:collapse;margin:0.5em 1em;font-size:0.9em}th,td{padding:0.2em 0.6em;text-align:right;white-space:nowrap}"
           "th:first-child,td:first-child,th:nth-child(2),td:nth-child(2){text-align:left}"
           "tr:nth-child(even){background:#f2f4f7}th{border-bottom:1px solid #888}b{color:#c0392b;font-weight:normal}"
           "tr.depth1 td:first-child{padding-left:2em}tr.depth2 td:first-child{padding-left:4em}"

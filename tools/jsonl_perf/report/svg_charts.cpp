@@ -78,9 +78,8 @@ std::string number(double value) {
   return text;
 }
 
-Axis::Axis(double low, double high) : low_(low), high_(high > low ? high : low + 1) {
-  const double smallest = low > 0 ? low : 0;
-  log_ = smallest > 0 && high_ / smallest > 100;
+Axis::Axis(double low, double high, bool may_be_logarithmic) : low_(low), high_(high > low ? high : low + 1) {
+  log_ = may_be_logarithmic && low > 0 && high_ / low > 100;
 }
 
 double Axis::place(double value) const {
@@ -156,7 +155,7 @@ std::string line_chart(const std::string& title, const std::vector<Series>& seri
       ++points;
     }
   }
-  const Axis x_axis(first, last);
+  const Axis x_axis(first, last, false);  // time runs evenly
   const Axis y_axis(0, highest > 0 ? highest : 1);
   std::ostringstream svg;
   open_chart(svg, title, points);

@@ -17,11 +17,12 @@ std::string escape(std::string_view text);
 // A value with at most four significant digits.
 std::string number(double value);
 
-// Where values go along a chart: linear, or logarithmic when they span more than two
-// decades (the log axis starts at the smallest positive value; smaller ones sit at it).
+// Where values go along a chart: linear, or (where `may_be_logarithmic`) logarithmic
+// when they span more than two decades (the log axis starts at the smallest positive
+// value; smaller ones sit at it).
 class Axis {
  public:
-  Axis(double low, double high);
+  Axis(double low, double high, bool may_be_logarithmic = true);
   // A value's place, 0 at the low end and 1 at the high end.
   double place(double value) const;
   // The value at a place: bins are equal in place, not in value, on a log axis.
