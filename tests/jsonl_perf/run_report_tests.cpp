@@ -2,11 +2,14 @@
 // report's rules, and the page drawn from them.
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "requests_table.hpp"
 #include "run_blocks.hpp"
 #include "run_report.hpp"
 #include "svg_charts.hpp"
@@ -98,10 +101,70 @@ BOOST_AUTO_TEST_CASE(a_minute_rows_mean_is_the_whole_windows_value) {
 }
 
 BOOST_AUTO_TEST_CASE(tps_per_user_counts_tokens_after_the_first_over_the_time_after_it) {
-  std::vector<Request> requests = {completed(0, 2, 1000, 11), completed(0, 1, 100, 1)};
+  std::vector<Request> requests = {completed(0, 2, 1000, 11), completed(0, 1, 100, 1), completed(0, 1.5, 500, 2)};
   const Headline& tps = headline(headlines(requests, 1), "TPS / user");
-  BOOST_TEST(tps.spread.n == 1u);  // one output token has no time between tokens
-  BOOST_TEST(*tps.spread.p50 == 10.0);
+  BOOST_TEST(tps.spread.n == 2u);  // one output token has no time between tokens
+  BOOST_TEST(*tps.spread.p10 == 1.0);
+  BOOST_TEST(*tps.spread.max == 10.0);
+}
+
+BOOST_AUTO_TEST_CASE(a_per_request_row_spreads_each_completed_requests_value) {
+  std::vector<Request> requests = {completed(0, 0.5, 10, 20), completed(0, 2, 10, 20), completed(0, 4, 10, 20)};
+  requests[2].status = "error";
+  const std::vector<Headline> rows = headlines(requests, 1);
+  BOOST_TEST(headline(rows, "E2E latency").spread.n == 2u);
+  BOOST_TEST(*headline(rows, "E2E latency").spread.max == 2000);
+  BOOST_TEST(*headline(rows, "Output tokens / E2E").spread.p10 == 10);  // 20 tokens over 2 s
+  BOOST_TEST(*headline(rows, "(ISL new + OSL) / E2E").spread.max == 240);  // 120 tokens over 0.5 s
+  BOOST_TEST(!headline(rows, "E2E latency").per_minute);
+}
+
+BOOST_AUTO_TEST_CASE(each_column_is_read_into_its_field_and_a_number_that_is_not_finite_as_missing) {
+  const std::vector<std::string>& columns = jsonl_perf::requests_table_columns();
+  std::vector<boost::json::value> row;
+  for (std::size_t i = 0; i < columns.size(); ++i) row.emplace_back(static_cast<double>(i));
+  const auto at = [&](const std::string& name) {
+    return static_cast<double>(std::find(columns.begin(), columns.end(), name) - columns.begin());
+  };
+  row[static_cast<std::size_t>(at("route"))] = "/v1/completions";
+  row[static_cast<std::size_t>(at("stream"))] = false;
+  row[static_cast<std::size_t>(at("osl"))] = std::numeric_limits<double>::quiet_NaN();
+  row[static_cast<std::size_t>(at("isl_total"))] = std::numeric_limits<double>::infinity();
+  jsonl_perf::RequestsTable table;
+  table.rows.push_back(row);
+  const Request request = requests_of(table, {}).at(0);
+  BOOST_TEST(request.route == "/v1/completions");
+  BOOST_TEST(*request.stream == false);
+  BOOST_TEST(!request.osl.has_value());
+  BOOST_TEST(!request.isl_total.has_value());
+  const std::vector<std::pair<std::string, std::optional<double>>> fields = {
+      {"started_at", request.started},       {"finished_at", request.finished},
+      {"parse_ms", request.parse_ms},        {"proxy_dispatch_ms", request.proxy_dispatch_ms},
+      {"ttft_ms", request.ttft_ms},          {"e2e_ms", request.e2e_ms},
+      {"decode_ms", request.decode_ms},      {"prefill_queue_ms", request.prefill_queue_ms},
+      {"prefill_ms", request.prefill_ms},    {"kv_transfer_ms", request.kv_transfer_ms},
+      {"gen_decode_ms", request.gen_decode_ms}, {"isl_cached", request.isl_cached},
+      {"isl_new", request.isl_new},          {"cache_hit_ratio", request.cache_hit_ratio}};
+  for (const auto& [name, value] : fields) BOOST_TEST(value.value_or(-1) == at(name), name);
+}
+
+BOOST_AUTO_TEST_CASE(tokens_and_routes_are_spread_over_completed_requests_by_route_and_kind) {
+  std::vector<Request> requests = {completed(0, 1, 10, 8), completed(0, 1, 10, 16), completed(0, 1, 10, 32)};
+  requests[1].stream = false;
+  requests[2].route = "/v1/responses";
+  requests[2].stream.reset();
+  requests.push_back({.route = "/v1/chat/completions", .stream = true, .status = "rejected_400"});
+  BOOST_TEST(tokens(requests)[3].label == "OSL");
+  BOOST_TEST(tokens(requests)[3].spread.n == 3u);
+  const std::vector<Breakdown> routes = by_route_and_kind(requests);
+  BOOST_TEST_REQUIRE(routes.size() == 3u);
+  BOOST_TEST(routes[0].kind == "streamed");
+  BOOST_TEST(routes[0].requests == 2u);
+  BOOST_TEST(routes[0].completed == 1u);
+  BOOST_TEST(*routes[0].osl.p50 == 8);
+  BOOST_TEST(routes[1].kind == "whole");
+  BOOST_TEST(routes[2].route == "/v1/responses");
+  BOOST_TEST(routes[2].kind == "unknown");
 }
 
 BOOST_AUTO_TEST_CASE(ttft_and_decode_share_e2e_between_them) {
@@ -120,6 +183,8 @@ BOOST_AUTO_TEST_CASE(a_phase_shares_e2e_only_over_the_requests_that_have_it) {
   const std::vector<Phase> rows = phases(requests);
   BOOST_TEST(phase(rows, "Prefill (")->spread.n == 1u);
   BOOST_TEST(phase(rows, "Prefill (")->depth == 2);
+  requests[1].parse_ms = 1;
+  BOOST_TEST(phase(phases(requests), "Body read")->depth == 2);  // inside TTFT, which starts at arrival
   BOOST_TEST(*phase(rows, "Prefill (")->share_of_e2e == 0.1, boost::test_tools::tolerance(1e-12));
   BOOST_TEST(phase(rows, "KV transfer") == nullptr);  // no request has it: no row
   BOOST_TEST(hops(requests).empty());                  // nor hops, on an aggregated run
@@ -162,6 +227,17 @@ BOOST_AUTO_TEST_CASE(the_instance_counts_each_span_from_its_start_up_to_its_end_
   }
 }
 
+BOOST_AUTO_TEST_CASE(the_instance_is_sampled_at_whole_seconds_and_timed_from_the_first_arrival) {
+  Request refused{.trace_id = "tr_refused", .status = "rejected_400"};
+  refused.started = 10.1;
+  const std::vector<Occupancy> samples = occupancy({completed(10.4, 12.6), refused});
+  BOOST_TEST_REQUIRE(samples.size() == 2u);  // at 11 and 12 s
+  BOOST_TEST(samples[0].at == 0.9, boost::test_tools::tolerance(1e-9));
+  BOOST_TEST(samples[0].in_flight == 1u);
+  BOOST_TEST(samples[1].in_flight == 1u);
+  BOOST_TEST(occupancy({completed(10.2, 10.8)}).empty());  // no whole second inside it
+}
+
 BOOST_AUTO_TEST_CASE(prefill_is_counted_in_the_second_it_spans) {
   Request slow = completed(20.0, 23.0, 2500);
   slow.prefill_ms = 2000;  // prefill 20.5-22.5
@@ -181,6 +257,16 @@ BOOST_AUTO_TEST_CASE(latency_is_grouped_by_the_window_a_response_ended_in) {
   BOOST_TEST(windows[0].requests == 2u);
   BOOST_TEST(windows[1].at == 2);
   BOOST_TEST(*windows[1].ttft.p50 == 9);
+}
+
+BOOST_AUTO_TEST_CASE(latency_windows_widen_to_keep_a_long_run_at_most_120) {
+  std::vector<Request> minutes, hours;
+  for (int second = 0; second <= 120; ++second) minutes.push_back(completed(0, second));
+  BOOST_TEST(latency_over_time(minutes).front().width == 5);  // 1 s windows would be 121
+  for (int minute = 0; minute <= 180; ++minute) hours.push_back(completed(0, minute * 60.0));
+  const std::vector<LatencyWindow> windows = latency_over_time(hours);
+  BOOST_TEST(windows.front().width == 300);
+  BOOST_TEST(windows.size() <= 120u);
 }
 
 BOOST_AUTO_TEST_CASE(the_clients_view_is_its_e2e_less_the_servers_per_request) {
@@ -244,6 +330,21 @@ BOOST_AUTO_TEST_CASE(time_runs_evenly_along_a_line_chart_whatever_its_span) {
   for (const char* tick : {">20</text>", ">40</text>", ">60</text>", ">80</text>", ">100</text>"}) {
     BOOST_TEST(chart.find(tick) != std::string::npos, tick);
   }
+}
+
+BOOST_AUTO_TEST_CASE(a_long_series_is_drawn_as_the_peak_of_each_run_of_neighbours) {
+  jsonl_perf::charts::Series line{"in flight", {}};
+  for (int second = 0; second < 6000; ++second) line.points.emplace_back(second, second == 3333 ? 50 : 1);
+  const std::string chart = jsonl_perf::charts::line_chart("t", {line}, "s", "requests");
+  BOOST_TEST(chart.find("data-points=\"600\"") != std::string::npos);
+  BOOST_TEST(chart.find(": 50</title>") != std::string::npos);
+}
+
+BOOST_AUTO_TEST_CASE(a_run_without_requests_is_a_page_that_says_so) {
+  const std::string page = run_report_html({.title = "empty"});
+  BOOST_TEST(page.find("data-points=\"0\"") == std::string::npos);
+  BOOST_TEST(page.find("No request.") != std::string::npos);
+  BOOST_TEST(page.find("No data.") != std::string::npos);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

@@ -199,7 +199,15 @@ JoinFigures join_attempt(const JoinOptions& options) {
   }
 
   const ClientResults client = options.client_results ? client_results(*options.client_results) : ClientResults{};
+  // Each request line's client E2E by its trace_id, for the report, whether or not its
+  // perf records joined.
   std::map<std::string, double> client_e2e_by_trace;
+  for (const json::value& request : requests) {
+    if (const auto sent = client.e2e_by_request_id.find(header(request, "x-request-id"));
+        sent != client.e2e_by_request_id.end()) {
+      client_e2e_by_trace[key_of(at_path(request, {"trace_id"}))] = sent->second;
+    }
+  }
   std::vector<double> differences;
   std::unordered_set<const json::value*> joined_records;
   for (const json::value& request : requests) {
@@ -269,7 +277,6 @@ JoinFigures join_attempt(const JoinOptions& options) {
         sent != client.e2e_by_request_id.end()) {
       ++figures.client_matched;
       differences.push_back(sent->second - e2e_ms);
-      client_e2e_by_trace[key_of(at_path(request, {"trace_id"}))] = sent->second;
     }
   }
   figures.perf_records_unjoined = figures.perf_records - joined_records.size();

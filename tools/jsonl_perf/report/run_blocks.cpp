@@ -6,7 +6,6 @@
 #include <numeric>
 #include <stdexcept>
 #include <tuple>
-#include <unordered_map>
 
 #include "python_values.hpp"
 
@@ -14,8 +13,6 @@ namespace jsonl_perf::report {
 namespace {
 
 using Field = std::optional<double> Request::*;
-
-bool completed(const Request& request) { return request.status == "completed"; }
 
 std::vector<const Request*> completed_of(const std::vector<Request>& requests) {
   std::vector<const Request*> done;
@@ -78,6 +75,8 @@ std::optional<double> new_and_output(const Request& request) { return sum_of(req
 
 }  // namespace
 
+bool completed(const Request& request) { return request.status == "completed"; }
+
 std::vector<Request> requests_of(const RequestsTable& table, const std::map<std::string, double>& client_e2e_ms) {
   const std::vector<std::string>& columns = requests_table_columns();
   const auto column = [&](std::string_view name) {
@@ -88,25 +87,33 @@ std::vector<Request> requests_of(const RequestsTable& table, const std::map<std:
   const auto text = [](const boost::json::value& value) {
     return value.is_string() ? std::string(value.get_string()) : value.is_null() ? std::string() : python::str(value);
   };
-  const std::pair<std::string_view, Field> numbers[] = {
-      {"started_at", &Request::started},       {"finished_at", &Request::finished},
-      {"parse_ms", &Request::parse_ms},        {"proxy_dispatch_ms", &Request::proxy_dispatch_ms},
-      {"ttft_ms", &Request::ttft_ms},          {"e2e_ms", &Request::e2e_ms},
-      {"decode_ms", &Request::decode_ms},      {"prefill_queue_ms", &Request::prefill_queue_ms},
-      {"prefill_ms", &Request::prefill_ms},    {"kv_transfer_ms", &Request::kv_transfer_ms},
-      {"gen_decode_ms", &Request::gen_decode_ms}, {"isl_total", &Request::isl_total},
-      {"isl_cached", &Request::isl_cached},    {"isl_new", &Request::isl_new},
-      {"osl", &Request::osl},                  {"cache_hit_ratio", &Request::cache_hit_ratio}};
+  const std::pair<std::size_t, Field> numbers[] = {
+      {column("started_at"), &Request::started},       {column("finished_at"), &Request::finished},
+      {column("parse_ms"), &Request::parse_ms},        {column("proxy_dispatch_ms"), &Request::proxy_dispatch_ms},
+      {column("ttft_ms"), &Request::ttft_ms},          {column("e2e_ms"), &Request::e2e_ms},
+      {column("decode_ms"), &Request::decode_ms},      {column("prefill_queue_ms"), &Request::prefill_queue_ms},
+      {column("prefill_ms"), &Request::prefill_ms},    {column("kv_transfer_ms"), &Request::kv_transfer_ms},
+      {column("gen_decode_ms"), &Request::gen_decode_ms}, {column("isl_total"), &Request::isl_total},
+      {column("isl_cached"), &Request::isl_cached},    {column("isl_new"), &Request::isl_new},
+      {column("osl"), &Request::osl},                  {column("cache_hit_ratio"), &Request::cache_hit_ratio}};
+  const std::size_t trace_id = column("trace_id"), route = column("route"), status = column("status"),
+                    session = column("session"), errors = column("validation_errors"), stream = column("stream");
   std::vector<Request> requests;
   for (const std::vector<boost::json::value>& row : table.rows) {
-    Request request{.trace_id = text(row[column("trace_id")]),
-                    .route = text(row[column("route")]),
-                    .status = text(row[column("status")]),
-                    .session = text(row[column("session")]),
-                    .validation_errors = text(row[column("validation_errors")])};
-    if (const boost::json::value& stream = row[column("stream")]; stream.is_bool()) request.stream = stream.get_bool();
-    for (const auto& [name, member] : numbers) request.*member = python::to_float(&row[column(name)]);
-    if (const auto client = client_e2e_ms.find(request.trace_id); client != client_e2e_ms.end()) {
+    Request request{.trace_id = text(row[trace_id]),
+                    .route = text(row[route]),
+                    .status = text(row[status]),
+                    .session = text(row[session]),
+                    .validation_errors = text(row[errors])};
+    if (row[stream].is_bool()) request.stream = row[stream].get_bool();
+    for (const auto& [at, member] : numbers) {
+      // A value that is not finite (NaN or an infinity, which Python's reader takes) is
+      // as good as missing: it would sort nowhere and place nothing.
+      const std::optional<double> value = python::to_float(&row[at]);
+      if (value && std::isfinite(*value)) request.*member = value;
+    }
+    if (const auto client = client_e2e_ms.find(request.trace_id);
+        client != client_e2e_ms.end() && std::isfinite(client->second)) {
       request.client_e2e_ms = client->second;
     }
     requests.push_back(std::move(request));
@@ -209,85 +216,12 @@ std::vector<Headline> headlines(const std::vector<Request>& requests, double ins
   };
 }
 
-std::vector<Occupancy> occupancy(const std::vector<Request>& requests) {
-  struct Span {
-    double from, to;
-  };
-  std::vector<const Request*> answered;
-  for (const Request& request : requests) {
-    if (request.status != "rejected_400" && request.status != "no_response") answered.push_back(&request);
-  }
-  const Window window = window_of(answered);
-  if (window.empty) return {};
-  const double first = std::ceil(window.start);
-  const std::size_t samples = static_cast<std::size_t>(std::max(0.0, std::floor(window.end - first))) + 1;
-  // Sample k (at first + k) counts a span when from <= first + k < to: a difference array
-  // of +1 at the first such k and -1 past the last.
-  std::vector<std::vector<long>> changes(4, std::vector<long>(samples + 1, 0));
-  const auto add = [&](std::size_t series, Span span) {
-    const auto index = [&](double at) {
-      return static_cast<std::size_t>(std::clamp(std::ceil(at - first), 0.0, static_cast<double>(samples)));
-    };
-    const std::size_t from = index(span.from), to = index(span.to);
-    if (from >= to) return;
-    ++changes[series][from];
-    --changes[series][to];
-  };
-  std::unordered_map<std::string, Span> conversations;
-  for (const Request* request : answered) {
-    if (!request->started || !request->finished) continue;
-    const double started = *request->started, finished = *request->finished;
-    const std::string key = request->session.empty() ? request->trace_id : request->session;
-    const auto [at, fresh] = conversations.try_emplace(key, Span{started, finished});
-    if (!fresh) at->second = {std::min(at->second.from, started), std::max(at->second.to, finished)};
-    add(1, {started, finished});
-    if (request->ttft_ms) {
-      const double first_token = started + *request->ttft_ms / 1000;
-      if (request->prefill_ms) add(2, {first_token - *request->prefill_ms / 1000, first_token});
-      add(3, {first_token, finished});
-    }
-  }
-  for (const auto& [key, span] : conversations) add(0, span);
-  std::vector<Occupancy> series(samples);
-  long counts[4] = {0, 0, 0, 0};
-  for (std::size_t k = 0; k < samples; ++k) {
-    for (std::size_t s = 0; s < 4; ++s) counts[s] += changes[s][k];
-    series[k] = {first + static_cast<double>(k) - window.start, static_cast<std::size_t>(counts[0]),
-                 static_cast<std::size_t>(counts[1]), static_cast<std::size_t>(counts[2]),
-                 static_cast<std::size_t>(counts[3])};
-  }
-  return series;
-}
-
-std::vector<LatencyWindow> latency_over_time(const std::vector<Request>& requests) {
-  const std::vector<const Request*> done = completed_of(requests);
-  const Window window = window_of(done);
-  if (window.empty) return {};
-  double width = 60;
-  for (const double candidate : {1.0, 5.0, 10.0, 30.0, 60.0}) {
-    if (std::ceil((window.end - window.start) / candidate) <= 120) {
-      width = candidate;
-      break;
-    }
-  }
-  std::map<long, std::vector<const Request*>> by_window;
-  for (const Request* request : done) {
-    if (request->finished) by_window[static_cast<long>(std::floor((*request->finished - window.start) / width))].push_back(request);
-  }
-  std::vector<LatencyWindow> windows;
-  for (const auto& [index, members] : by_window) {
-    windows.push_back({static_cast<double>(index) * width, members.size(), spread(values_of(members, field(&Request::ttft_ms))),
-                       spread(values_of(members, field(&Request::e2e_ms)))});
-  }
-  return windows;
-}
-
 std::vector<Phase> phases(const std::vector<Request>& requests) {
   const std::vector<const Request*> done = completed_of(requests);
   std::vector<Phase> rows = {
       phase("E2E (arrival to response end)", 0, done, field(&Request::e2e_ms)),
-      phase("Body read and parse before the handler", 1, done, field(&Request::parse_ms)),
       phase("TTFT (to the first token)", 1, done, field(&Request::ttft_ms)),
+      phase("Body read and parse before the handler", 2, done, field(&Request::parse_ms)),
       phase("Proxy pre-dispatch (arrival to context dispatch)", 2, done, field(&Request::proxy_dispatch_ms)),
       phase("Prefill queue (engine arrival to scheduled)", 2, done, field(&Request::prefill_queue_ms)),
       phase("Prefill (scheduled to first token)", 2, done, field(&Request::prefill_ms)),

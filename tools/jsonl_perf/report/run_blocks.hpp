@@ -33,7 +33,12 @@ struct Request {
 };
 
 // The table's rows as requests; `client_e2e_ms` by trace_id fills each one's client E2E.
+// A value that is not a finite number is read as missing.
 std::vector<Request> requests_of(const RequestsTable& table, const std::map<std::string, double>& client_e2e_ms);
+
+bool completed(const Request& request);
+// The earliest start of any request: where the blocks over time count seconds from.
+std::optional<double> first_arrival(const std::vector<Request>& requests);
 
 // n, mean and the nearest-rank percentiles (the value at round(q (n - 1)), halves to even,
 // in the sorted values) of the values given; all empty for none.
@@ -62,23 +67,28 @@ struct Headline {
 };
 std::vector<Headline> headlines(const std::vector<Request>& requests, double instances);
 
-// The instance once a second from the window's first whole second: conversations (a
-// session's first start to its last finish), requests in flight, in prefill (first
-// token less prefill to first token) and in decode (first token to finish); rejected and
+// The instance once a second, at each whole second from the first answered request's
+// start to the last one's finish (a week at most): conversations (a session's first
+// start to its last finish; a request without a session is its own), requests in
+// flight, in prefill (first token less prefill to first token) and in decode (first
+// token to finish); a span counts from its start up to, not at, its end; rejected and
 // unanswered requests left out.
 struct Occupancy {
-  double at = 0;  // seconds since the window's start
+  double at = 0;  // seconds since the first arrival
   std::size_t conversations = 0, in_flight = 0, in_prefill = 0, in_decode = 0;
 };
 std::vector<Occupancy> occupancy(const std::vector<Request>& requests);
 
 // TTFT and E2E of the completed requests by the window of their finish.
 struct LatencyWindow {
-  double at = 0;  // the window's start, seconds since the run's window started
+  double at = 0;  // the window's start, seconds since the first arrival
+  double width = 0;
   std::size_t requests = 0;
   Spread ttft, e2e;
 };
-// Windows of the shortest of 1, 5, 10, 30 and 60 seconds that makes at most 120.
+// Windows of the shortest of 1, 5, 10, 30 and 60 s, 5, 10 and 30 min and an hour that
+// makes at most most_latency_windows (an hour's windows, however many, past that).
+inline constexpr double most_latency_windows = 120;
 std::vector<LatencyWindow> latency_over_time(const std::vector<Request>& requests);
 
 // A latency phase of the completed requests; depth 1 lies inside the last depth 0 row

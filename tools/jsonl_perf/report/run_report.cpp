@@ -1,7 +1,6 @@
 #include "run_report.hpp"
 
 #include <algorithm>
-#include <functional>
 #include <optional>
 #include <sstream>
 
@@ -127,8 +126,7 @@ std::string phase_table(const std::vector<Phase>& rows, const std::string& name)
 
 std::string requests_section(const RunReportInput& input) {
   std::ostringstream html;
-  const std::size_t done = std::count_if(input.requests.begin(), input.requests.end(),
-                                         [](const Request& r) { return r.status == "completed"; });
+  const std::size_t done = std::count_if(input.requests.begin(), input.requests.end(), completed);
   html << "<h2>1 · Requests</h2>\n<h3>Latency</h3>\n<p class=\"sub\">Completed requests only (" << done << " of "
        << input.requests.size()
        << "). Phases in the order they happen; an indented row lies inside the row above it. A phase's share of E2E is "
@@ -175,7 +173,8 @@ std::string requests_section(const RunReportInput& input) {
     cause_rows.push_back({escape(cause.seen_by), escape(cause.cause), std::to_string(cause.requests)});
   }
   html << "<h3>Refusals and errors by cause</h3>\n"
-       << (cause_rows.empty() ? std::string("<p data-block=\"causes\">Every request completed.</p>\n")
+       << (cause_rows.empty() ? std::string("<p data-block=\"causes\">") +
+                                    (input.requests.empty() ? "No request." : "Every request completed.") + "</p>\n"
                               : table({"seen by", "cause", "requests"}, cause_rows, "causes"));
   return html.str();
 }
@@ -185,7 +184,7 @@ std::string histograms(const RunReportInput& input) {
   for (const auto& [title, member] : {std::pair{"TTFT", &Request::ttft_ms}, std::pair{"E2E", &Request::e2e_ms}}) {
     std::vector<double> values;
     for (const Request& request : input.requests) {
-      if (request.status == "completed" && request.*member) values.push_back(*(request.*member));
+      if (completed(request) && request.*member) values.push_back(*(request.*member));
     }
     if (values.empty()) continue;
     std::sort(values.begin(), values.end());

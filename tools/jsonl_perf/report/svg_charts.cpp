@@ -15,6 +15,7 @@ constexpr int right = 20;
 constexpr int top = 28;     // room for the marks' labels and the legend
 constexpr int bottom = 40;  // room for the x ticks and unit
 constexpr int bins = 40;
+constexpr std::size_t most_samples_drawn = 600;  // about one a pixel of the plot's width
 constexpr int plot_height = height - top - bottom;
 constexpr const char* colours[] = {"#4a7ab5", "#c0392b", "#27ae60", "#8e44ad", "#d68910"};
 
@@ -141,8 +142,35 @@ std::string histogram(const std::string& title, const std::vector<double>& value
   return svg.str();
 }
 
-std::string line_chart(const std::string& title, const std::vector<Series>& series, const std::string& x_unit,
+namespace {
+
+// `series` with at most most_samples_drawn points each: a longer one as the highest of
+// each run of neighbours, at the run's first x.
+std::vector<Series> thinned(const std::vector<Series>& series) {
+  std::vector<Series> drawn;
+  for (const Series& line : series) {
+    const std::size_t run = (line.points.size() + most_samples_drawn - 1) / most_samples_drawn;
+    if (run <= 1) {
+      drawn.push_back(line);
+      continue;
+    }
+    Series thin{line.name, {}};
+    for (std::size_t at = 0; at < line.points.size(); at += run) {
+      const auto end = line.points.begin() + static_cast<std::ptrdiff_t>(std::min(at + run, line.points.size()));
+      const auto highest = std::max_element(line.points.begin() + static_cast<std::ptrdiff_t>(at), end,
+                                            [](const auto& a, const auto& b) { return a.second < b.second; });
+      thin.points.emplace_back(line.points[at].first, highest->second);
+    }
+    drawn.push_back(std::move(thin));
+  }
+  return drawn;
+}
+
+}  // namespace
+
+std::string line_chart(const std::string& title, const std::vector<Series>& all_series, const std::string& x_unit,
                        const std::string& y_unit) {
+  const std::vector<Series> series = thinned(all_series);
   double first = 0, last = 0, highest = 0;
   std::size_t points = 0;
   bool any = false;
@@ -155,6 +183,7 @@ std::string line_chart(const std::string& title, const std::vector<Series>& seri
       ++points;
     }
   }
+  if (!any) return "<figure><figcaption>" + escape(title) + "</figcaption><p>No data.</p></figure>\n";
   const Axis x_axis(first, last, false);  // time runs evenly
   const Axis y_axis(0, highest > 0 ? highest : 1);
   std::ostringstream svg;

@@ -53,7 +53,9 @@ struct Series {
 };
 
 // Lines over a linear x axis from the first x to the last and a y axis from zero, each
-// sample a dot, the series named in a legend.
+// sample a dot, the series named in a legend. A series of more samples than the chart
+// has room for is drawn as the highest of each run of neighbours (a peak stays seen);
+// a chart of no sample is its title and a line saying so.
 std::string line_chart(const std::string& title, const std::vector<Series>& series, const std::string& x_unit,
                        const std::string& y_unit);
 
