@@ -13,7 +13,6 @@
 #include <unordered_set>
 
 #include "python_json.hpp"
-#include "python_values.hpp"
 #include "requests_table.hpp"
 #include "run_report.hpp"
 #include "serve/openai.hpp"
@@ -149,6 +148,12 @@ ClientResults client_results(const fs::path& results) {
   return client;
 }
 
+void write_file(const fs::path& path, const std::string& text) {
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  file << text;
+  if (!file.flush()) throw std::runtime_error("cannot write " + path.string());
+}
+
 }  // namespace
 
 JoinFigures join_attempt(const JoinOptions& options) {
@@ -190,14 +195,6 @@ JoinFigures join_attempt(const JoinOptions& options) {
   std::unordered_map<std::string, const json::value*> response_by_trace;
   for (const json::value& response : responses) response_by_trace.emplace(key_of(at_path(response, {"trace_id"})), &response);
 
-  // The wall clock less the steady clock: the least delayed request line pins it.
-  std::optional<double> offset;
-  for (const json::value& request : requests) {
-    const std::optional<double> at = python::parse_iso(at_path(request, {"recorded_at"}));
-    const std::optional<double> arrival = number(at_path(request, {"server_arrival_time"}));
-    if (at && arrival) offset = std::min(offset.value_or(*at - *arrival), *at - *arrival);
-  }
-
   const ClientResults client = options.client_results ? client_results(*options.client_results) : ClientResults{};
   // Each request line's client E2E by its trace_id, for the report, whether or not its
   // perf records joined.
@@ -208,8 +205,8 @@ JoinFigures join_attempt(const JoinOptions& options) {
       client_e2e_by_trace[key_of(at_path(request, {"trace_id"}))] = sent->second;
     }
   }
-  std::vector<double> differences;
   std::unordered_set<const json::value*> joined_records;
+  std::unordered_set<std::string> joined_traces;  // completed requests that joined their records
   for (const json::value& request : requests) {
     const std::string status = key_of(at_path(request, {"status"}));
     if (status == "rejected_400") {
@@ -235,8 +232,6 @@ JoinFigures join_attempt(const JoinOptions& options) {
     } else {
       figures.problems.push_back("completed response " + found->first + " carries no usage");
     }
-    std::optional<double> first;
-    std::optional<double> perf_arrival;
     if (const json::value* proxy = find(proxy_by_id, key_of(at_path(response, {"disagg_request_id"})))) {
       ++figures.disaggregated;
       const std::string id = key_of(at_path(response, {"disagg_request_id"}));
@@ -254,54 +249,45 @@ JoinFigures join_attempt(const JoinOptions& options) {
       span(ctx, "first_scheduled_time", "first_token_time");
       span(gen, "kv_cache_transfer_start", "kv_cache_transfer_end");
       span(gen, "first_token_time", "last_token_time");
-      ++figures.completed_joined;
-      first = number(at_path(*proxy, {"disagg_server_first_token_time"}));
-      perf_arrival = number(at_path(*proxy, {"disagg_server_arrival_time"}));
     } else if (const json::value* record = find(perf_by_id, key_of(at_path(response, {"client_id"})))) {
-      ++figures.completed_joined;
       joined_records.insert(record);
-      first = number(at_path(*record, {"perf_metrics", "timing_metrics", "server_first_token_time"}));
-      perf_arrival = number(at_path(*record, {"perf_metrics", "timing_metrics", "server_arrival_time"}));
     } else {
       figures.problems.push_back("completed response " + found->first + " joins no perf record");
       continue;
     }
-    const std::optional<double> arrival = number(at_path(request, {"server_arrival_time"}));
-    const std::optional<double> finished = python::parse_iso(at_path(response, {"finished_at"}));
-    if (!arrival || !finished || !first || !perf_arrival || !offset) continue;
-    const double e2e_ms = (*finished - (*arrival + *offset)) * 1000;
-    const double ttft_ms = (*first - *perf_arrival) * 1000;
-    figures.min_ttft_ms = std::min(figures.min_ttft_ms.value_or(ttft_ms), ttft_ms);
-    figures.min_decode_ms = std::min(figures.min_decode_ms.value_or(e2e_ms - ttft_ms), e2e_ms - ttft_ms);
-    if (const auto sent = client.e2e_by_request_id.find(header(request, "x-request-id"));
-        sent != client.e2e_by_request_id.end()) {
-      ++figures.client_matched;
-      differences.push_back(sent->second - e2e_ms);
-    }
+    ++figures.completed_joined;
+    joined_traces.insert(found->first);
   }
   figures.perf_records_unjoined = figures.perf_records - joined_records.size();
-  if (options.csv || options.html) {
-    std::vector<PerfRecordLine> record_lines;
-    for (std::size_t i = 0; i < records.size(); ++i) record_lines.push_back({&records[i], record_files[i]});
-    const RequestsTable table = requests_table(requests, responses, record_lines);
-    const auto write = [](const fs::path& path, const std::string& text) {
-      std::ofstream file(path, std::ios::binary | std::ios::trunc);
-      file << text;
-      if (!file.flush()) throw std::runtime_error("cannot write " + path.string());
-    };
-    if (options.csv) {
-      write(*options.csv, table.csv);
-      figures.csv = options.csv;
-      figures.csv_rows = table.rows.size();
+
+  // TTFT, E2E and the client's E2E of the joined requests as requests.csv computes them.
+  std::vector<PerfRecordLine> record_lines;
+  for (std::size_t i = 0; i < records.size(); ++i) record_lines.push_back({&records[i], record_files[i]});
+  const RequestsTable table = requests_table(requests, responses, record_lines);
+  const std::vector<report::Request> rows = report::requests_of(table, client_e2e_by_trace);
+  std::vector<double> differences;
+  for (const report::Request& row : rows) {
+    if (!report::completed(row) || !joined_traces.contains(row.trace_id) || !row.ttft_ms || !row.e2e_ms) continue;
+    const double decode_ms = *row.e2e_ms - *row.ttft_ms;
+    figures.min_ttft_ms = std::min(figures.min_ttft_ms.value_or(*row.ttft_ms), *row.ttft_ms);
+    figures.min_decode_ms = std::min(figures.min_decode_ms.value_or(decode_ms), decode_ms);
+    if (row.client_e2e_ms) {
+      ++figures.client_matched;
+      differences.push_back(*row.client_e2e_ms - *row.e2e_ms);
     }
-    if (options.html) {
-      write(*options.html, report::run_report_html({.title = options.attempt_dir.string(),
-                                                    .requests = report::requests_of(table, client_e2e_by_trace),
-                                                    .instances = options.instances,
-                                                    .client_results = options.client_results.has_value(),
-                                                    .client_failures = client.failures}));
-      figures.html = options.html;
-    }
+  }
+  if (options.csv) {
+    write_file(*options.csv, table.csv);
+    figures.csv = options.csv;
+    figures.csv_rows = table.rows.size();
+  }
+  if (options.html) {
+    write_file(*options.html, report::run_report_html({.title = options.attempt_dir.string(),
+                                                       .requests = rows,
+                                                       .instances = options.instances,
+                                                       .client_results = options.client_results.has_value(),
+                                                       .client_failures = client.failures}));
+    figures.html = options.html;
   }
   if (!differences.empty()) {
     std::sort(differences.begin(), differences.end());
