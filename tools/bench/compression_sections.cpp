@@ -3,14 +3,19 @@
 // against the same records plain, and against the cost floor, compressing the same lines
 // alone with libzstd on as many threads (a frame per batch, nothing else done), and
 // against serializing and compressing them alone (what bounds a writer that must do
-// both); and durable + compressed on the working disk against durable plain.
+// both), and against a pipeline of the two (one thread serializing, another compressing
+// what it hands over: what bounds a writer that compresses as a stage of its own); and
+// durable + compressed on the working disk against durable plain.
 #include <zstd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
+#include <deque>
 #include <filesystem>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -94,6 +99,55 @@ double serializing_and_compressing_alone(std::vector<Record> records, unsigned t
                               [&](unsigned thread, const std::string& lines) { compressors[thread](lines); });
 }
 
+// Serializing on one thread a batch of the writer's size at a time and compressing on
+// another each batch handed over (a few at most in between): the two stages overlap, and
+// the slower bounds the rate.
+double two_stage_pipeline(std::vector<Record> records) {
+  constexpr std::size_t most_in_between = 4;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<std::string> handed;
+  bool serialized_all = false;
+  const auto start = Clock::now();
+  {
+    std::jthread compressing([&] {
+      Compressor compress;
+      for (;;) {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return !handed.empty() || serialized_all; });
+        if (handed.empty()) return;
+        std::string lines = std::move(handed.front());
+        handed.pop_front();
+        lock.unlock();
+        changed.notify_all();
+        compress(lines);
+      }
+    });
+    const jsonl::PerfMetricsTypedFormat format;
+    std::string lines;
+    const auto hand_over = [&] {
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [&] { return handed.size() < most_in_between; });
+      handed.push_back(std::move(lines));
+      lock.unlock();
+      changed.notify_all();
+      lines.clear();
+    };
+    for (std::size_t i = 0; i < records.size(); ++i) {
+      format.append_line(records[i], lines);
+      records[i] = Record();
+      if ((i + 1) % jsonl::perf_metrics_batch_size == 0) hand_over();
+    }
+    if (!lines.empty()) hand_over();
+    {
+      const std::lock_guard lock(mutex);
+      serialized_all = true;
+    }
+    changed.notify_all();
+  }
+  return records.size() / seconds_since(start);
+}
+
 std::vector<std::string> serialized_batches(std::vector<Record> records) {
   const jsonl::PerfMetricsTypedFormat format;
   std::vector<std::string> batches;
@@ -131,12 +185,13 @@ int compression(const Settings& settings) {
   // Three rounds, each of every way on the same records, so that a slow stretch of a
   // shared machine falls on all of them; the medians are compared.
   std::vector<Run> plain, drain;
-  std::vector<double> floor, serializing_floor;
+  std::vector<double> floor, serializing_floor, pipeline_floor;
   for (int round = 0; round < 3; ++round) {
     plain.push_back(end_to_end(data, shm, Where::plain));
     drain.push_back(end_to_end(data, shm, Where::compressed));
     floor.push_back(compressing_alone(batches, count, threads));
     serializing_floor.push_back(serializing_and_compressing_alone(data, threads));
+    pipeline_floor.push_back(two_stage_pipeline(data));
   }
   const auto median_rate = [](const std::vector<Run>& runs) {
     std::vector<double> rates;
@@ -161,6 +216,10 @@ int compression(const Settings& settings) {
   const double serializing_rate = percentile(serializing_floor, 50);
   figure("compression_serializing_and_compressing_alone", serializing_rate, "records/s");
   figure("compression_e2e_zstd1_ratio_to_serializing_and_compressing_alone", drain_rate / serializing_rate, "x");
+  const double pipeline_rate = percentile(pipeline_floor, 50);
+  figure("compression_floor_two_stage_pipeline", pipeline_rate, "records/s");
+  figure("compression_two_stage_pipeline_ratio_to_plain", pipeline_rate / plain_rate, "x");
+  figure("compression_e2e_zstd1_ratio_to_two_stage_pipeline", drain_rate / pipeline_rate, "x");
 
   // Durable on the working disk: what compression saves where every byte is fsync()ed.
   const auto disk = settings.disk_dir / "compression";
