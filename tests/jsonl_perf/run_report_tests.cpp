@@ -102,7 +102,8 @@ BOOST_AUTO_TEST_CASE(a_minute_rows_mean_is_the_whole_windows_value) {
 
 BOOST_AUTO_TEST_CASE(tps_per_user_counts_tokens_after_the_first_over_the_time_after_it) {
   std::vector<Request> requests = {completed(0, 2, 1000, 11), completed(0, 1, 100, 1), completed(0, 1.5, 500, 2)};
-  const Headline& tps = headline(headlines(requests, 1), "TPS / user");
+  const std::vector<Headline> rows = headlines(requests, 1);
+  const Headline& tps = headline(rows, "TPS / user");
   BOOST_TEST(tps.spread.n == 2u);  // one output token has no time between tokens
   BOOST_TEST(*tps.spread.p10 == 1.0);
   BOOST_TEST(*tps.spread.max == 10.0);
