@@ -22,8 +22,8 @@ std::string share(const std::optional<double>& value) {
   return text.str();
 }
 
-// A table of `header` and `rows`, each cell already HTML; a row's first cell may carry
-// a class (depth for indentation).
+// A table of `header` and `rows`, each cell already HTML, named by its data-block; row i
+// carries row_classes[i] where given (a phase's depth, which indents its first cell).
 std::string table(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows,
                   const std::string& name, const std::vector<std::string>& row_classes = {}) {
   std::ostringstream html;
