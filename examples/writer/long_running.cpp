@@ -1,12 +1,14 @@
 // The options a long-running server sets: rotation and retention, a bounded flush, the
-// counters for /metrics; then compressed and durable writers. Writes under DIR (default
+// counters for /metrics, rotation on SIGHUP; then compressed and durable writers. Writes under DIR (default
 // "long_running_out"); exit 0 when every writer wrote its records and says so.
 #include <boost/json.hpp>
 
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 #include <string>
 
 import jsonl.writer;
@@ -34,6 +36,24 @@ bool rotating(const std::filesystem::path& dir) {
   writer.close();
   return writer.stats().written == 1 && text.find("jsonl_records_written_total{subject=\"performance metrics\"") !=
                                             std::string::npos;
+}
+
+bool rotated_on_request(const std::filesystem::path& dir) {
+  // docs:begin rotation-requests
+  static const auto requests = std::make_shared<jsonl::RotationRequests>();
+  std::signal(SIGHUP, [](int) { requests->request(); });  // lock-free: a handler may call it
+  jsonl::WriterOptions options = jsonl::perf_metrics_options(dir, "server");
+  options.rotation_requests = requests;  // each writer given it leaves its file at its next line
+  // docs:end rotation-requests
+  jsonl::PerfMetricsJsonlWriter writer(std::move(options));
+  writer.start();
+  writer.submit(perf_record(1));
+  const bool first = writer.flush(std::chrono::seconds(30));
+  std::raise(SIGHUP);
+  writer.submit(perf_record(2));
+  writer.close();
+  std::signal(SIGHUP, SIG_DFL);
+  return first && writer.stats().written == 2 && writer.stats().files_started == 2;
 }
 
 bool compressed(const std::filesystem::path& dir) {
@@ -68,7 +88,8 @@ bool durable(const std::filesystem::path& dir) {
 
 int main(int argc, char** argv) {
   const std::filesystem::path root = argc > 1 ? argv[1] : "long_running_out";
-  const bool ok = rotating(root / "rotating") && compressed(root / "compressed") && durable(root / "durable");
+  const bool ok = rotating(root / "rotating") && rotated_on_request(root / "rotated_on_request") &&
+                  compressed(root / "compressed") && durable(root / "durable");
   std::cout << (ok ? "long_running: every writer wrote its records\n" : "long_running: FAILED\n");
   return ok ? 0 : 1;
 }

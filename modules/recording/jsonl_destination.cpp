@@ -65,8 +65,12 @@ class JsonlWriters final : public RecordingDestination {
 
  private:
   static WriterOptions perf_options(const RecorderOptions& options) {
-    return adjusted(perf_metrics_options(*options.output_dir / "perf_metrics", options.server_kind), options,
-                    options.durable_perf_metrics);
+    WriterOptions result = adjusted(perf_metrics_options(*options.output_dir / "perf_metrics", options.server_kind),
+                                    options, options.durable_perf_metrics);
+    result.max_file_bytes = options.perf_metrics_rotation.max_file_bytes;
+    result.max_file_age = options.perf_metrics_rotation.max_file_age;
+    result.max_files = options.perf_metrics_rotation.max_files;
+    return result;
   }
 
   static WriterOptions trace_options(const RecorderOptions& options) {
@@ -79,6 +83,7 @@ class JsonlWriters final : public RecordingDestination {
     result.linger = options.linger;
     result.hold_for = options.hold_for;
     result.on_thread_start = options.on_writer_thread_start;
+    result.rotation_requests = options.rotation_requests;
     if (options.zstd_level) result.compression = Compression::zstd(*options.zstd_level);
     return result;
   }

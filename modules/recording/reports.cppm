@@ -4,15 +4,19 @@
 module;
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 export module jsonl.recording:reports;
+
+import jsonl.writer;
 
 export namespace jsonl::recording {
 
@@ -37,6 +41,18 @@ struct RecorderOptions {
   // append and, durable, an fsync per file); held, a commit carries the requests of that
   // long. At a high rate a round fills first and nothing is held.
   std::chrono::milliseconds hold_for{250};
+  // The perf-metrics writer's own file: rotation by size and by age, and how many of its
+  // files to keep (WriterOptions' limits of the same names). None by default: one file
+  // for the process's life, as the reference writes it. Request traces are files per
+  // hour, and are not rotated.
+  struct Rotation {
+    std::optional<std::uint64_t> max_file_bytes;
+    std::optional<std::chrono::seconds> max_file_age;
+    std::optional<std::size_t> max_files;
+  } perf_metrics_rotation;
+  // Both writers' WriterOptions::rotation_requests: a server's SIGHUP asks for rotation
+  // through it. None: only the limits above rotate.
+  std::shared_ptr<RotationRequests> rotation_requests;
   // Each writer's WriterOptions::on_thread_start: called on each of the writers' threads
   // as it starts, to name it or set its priority as the process's policy says (the
   // recorder sets nothing of its own). Empty: nothing.

@@ -444,6 +444,97 @@ BOOST_AUTO_TEST_CASE(retention_deletes_the_oldest_of_this_writers_files_only) {
   BOOST_TEST(log.at(LogLevel::warning).empty());
 }
 
+BOOST_AUTO_TEST_CASE(a_rotation_request_starts_a_new_file_at_the_next_append) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.rotation_requests = std::make_shared<jsonl::RotationRequests>();
+  jsonl::JsonlRecordWriter<> writer(options);
+  writer.start();
+  commit_range(writer, 0, 3);
+  options.rotation_requests->request();
+  options.rotation_requests->request();  // two before the next append: one rotation
+  commit_range(writer, 3, 6);
+  commit_range(writer, 6, 9);
+  writer.close();
+
+  const auto files = files_in(directory.path());
+  BOOST_REQUIRE_EQUAL(files.size(), 2u);
+  BOOST_TEST(jsonl_test::read_lines(files[0]) == numbered_lines(0, 3), boost::test_tools::per_element());
+  BOOST_TEST(jsonl_test::read_lines(files[1]) == numbered_lines(3, 9), boost::test_tools::per_element());
+  BOOST_TEST(*writer.path() == files[1]);
+  BOOST_TEST(writer.stats().files_started == 2u);
+  BOOST_TEST(accounting_holds(writer.stats()));
+}
+
+BOOST_AUTO_TEST_CASE(a_rotation_request_keeps_a_file_that_holds_nothing_yet) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.rotation_requests = std::make_shared<jsonl::RotationRequests>();
+  options.rotation_requests->request();  // before start: the first file is new anyway
+  jsonl::JsonlRecordWriter<> writer(options);
+  writer.start();
+  const auto first = *writer.path();
+  options.rotation_requests->request();
+  commit_range(writer, 0, 3);
+  writer.close();
+
+  BOOST_TEST(files_in(directory.path()) == std::vector<std::filesystem::path>{first}, boost::test_tools::per_element());
+  BOOST_TEST(jsonl_test::read_lines(first) == numbered_lines(0, 3), boost::test_tools::per_element());
+  BOOST_TEST(writer.stats().files_started == 1u);
+}
+
+BOOST_AUTO_TEST_CASE(one_rotation_request_rotates_every_writer_that_shares_it) {
+  jsonl_test::ScratchDirectory first_directory;
+  jsonl_test::ScratchDirectory second_directory;
+  Log log;
+  const auto requests = std::make_shared<jsonl::RotationRequests>();
+  auto first_options = test_options(first_directory.path(), log);
+  first_options.rotation_requests = requests;
+  auto second_options = test_options(second_directory.path(), log);
+  second_options.rotation_requests = requests;
+  jsonl::JsonlRecordWriter<> first(first_options);
+  jsonl::JsonlRecordWriter<> second(second_options);
+  first.start();
+  second.start();
+  commit_range(first, 0, 2);
+  commit_range(second, 0, 2);
+  requests->request();
+  commit_range(first, 2, 4);
+  commit_range(second, 2, 4);
+  first.close();
+  second.close();
+
+  for (const auto* directory : {&first_directory, &second_directory}) {
+    const auto files = files_in(directory->path());
+    BOOST_REQUIRE_EQUAL(files.size(), 2u);
+    BOOST_TEST(jsonl_test::read_lines(files[0]) == numbered_lines(0, 2), boost::test_tools::per_element());
+    BOOST_TEST(jsonl_test::read_lines(files[1]) == numbered_lines(2, 4), boost::test_tools::per_element());
+  }
+}
+
+BOOST_AUTO_TEST_CASE(retention_counts_the_files_requested_rotations_start) {
+  jsonl_test::ScratchDirectory directory;
+  Log log;
+  auto options = test_options(directory.path(), log);
+  options.rotation_requests = std::make_shared<jsonl::RotationRequests>();
+  options.max_files = 2;
+  jsonl::JsonlRecordWriter<> writer(options);
+  writer.start();
+  for (int i = 0; i < 4; ++i) {
+    commit_range(writer, i, i + 1);
+    options.rotation_requests->request();
+  }
+  writer.close();
+
+  const auto files = files_in(directory.path());
+  BOOST_REQUIRE_EQUAL(files.size(), 2u);
+  BOOST_TEST(jsonl_test::read_lines(files[0]) == numbered_lines(2, 3), boost::test_tools::per_element());
+  BOOST_TEST(jsonl_test::read_lines(files[1]) == numbered_lines(3, 4), boost::test_tools::per_element());
+  BOOST_TEST(writer.stats().files_started == 4u);
+}
+
 BOOST_AUTO_TEST_CASE(unusable_rotation_limits_are_refused_at_construction) {
   jsonl_test::ScratchDirectory directory;
   Log log;

@@ -1,6 +1,7 @@
 // What a writer is configured with. Read once, when the writer is constructed.
 module;
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <filesystem>
@@ -50,6 +51,22 @@ struct Compression {
   const char* file_extension() const noexcept { return enabled() ? ".jsonl.zst" : ".jsonl"; }
 };
 
+// Asks the writers that share it to rotate now, as logrotate's postrotate or nginx's USR1
+// ask of a server: each leaves its own file before its next append and starts one named
+// as rotation names it (counted in WriterStats::files_started; retention then applies),
+// unless that file holds nothing yet. Requests made between two appends rotate once.
+// Routed files (RecordRoute) are named by their route and are left as they are.
+// request() is lock-free and async-signal-safe: a signal handler may call it.
+class RotationRequests {
+ public:
+  void request() noexcept { made_.fetch_add(1, std::memory_order_relaxed); }
+  std::uint64_t made() const noexcept { return made_.load(std::memory_order_relaxed); }
+
+ private:
+  static_assert(std::atomic<std::uint64_t>::is_always_lock_free);
+  std::atomic<std::uint64_t> made_{0};
+};
+
 struct WriterOptions {
   // Where files go. Without one the writer does nothing at all: no thread, no file,
   // `submit` refuses every record (counted as ignored); unless the configuration's sink
@@ -85,6 +102,9 @@ struct WriterOptions {
   // oldest when a new one starts (other files in the directory are never touched).
   // At least 1 when set; empty keeps them all.
   std::optional<std::size_t> max_files;
+  // Rotation asked for from outside (see RotationRequests), with or without the limits;
+  // none: only they rotate.
+  std::shared_ptr<RotationRequests> rotation_requests;
 
   // The wall clock that names files and ages them. The system clock unless a test
   // drives it; called on the thread calling start() and on the write worker.

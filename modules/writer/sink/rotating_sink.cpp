@@ -63,7 +63,8 @@ const std::filesystem::path& RotatingSink::file_for(std::size_t bytes) {
   const std::size_t adds = options_.compression.enabled() ? 1 : bytes;
   const bool too_big = options_.max_file_bytes && size_ > 0 && size_ + adds > *options_.max_file_bytes;
   const bool too_old = options_.max_file_age && now - started_at_ >= *options_.max_file_age;
-  if (!too_big && !too_old && !torn_) return kept_.back();
+  const bool requested = take_requests() && size_ > 0;
+  if (!too_big && !too_old && !torn_ && !requested) return kept_.back();
 
   std::filesystem::path file = name_file(now);
   started_at_ = now;
@@ -78,6 +79,12 @@ const std::filesystem::path& RotatingSink::file_for(std::size_t bytes) {
   current_ = std::move(file);
   accounts_.add(Counter::files_started);
   return kept_.back();
+}
+
+bool RotatingSink::take_requests() {
+  if (!options_.rotation_requests) return false;
+  const std::uint64_t made = options_.rotation_requests->made();
+  return std::exchange(requests_seen_, made) != made;
 }
 
 void RotatingSink::append(const FileAppend& append, AppendOutcome& outcome) {

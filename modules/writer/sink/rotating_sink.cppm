@@ -30,7 +30,8 @@ namespace jsonl::detail {
 // what an append adds is known only once it is compressed), or once the file has been current for
 // the age limit, a new one is started. Starting one beyond the retention limit deletes
 // the oldest of this writer's files. An append is never split between files. The file
-// after an append that left it torn (AppendOutcome::torn) is a new one too. Other
+// after an append that left it torn (AppendOutcome::torn) is a new one too, as is the
+// file after a rotation request (WriterOptions::rotation_requests) unless it is empty. Other
 // appends pass through. Everything goes to `inner`. Each file started is counted in
 // `accounts`.
 class RotatingSink final : public Sink {
@@ -60,6 +61,8 @@ class RotatingSink final : public Sink {
   // The file an append of `bytes` bytes to the writer's file goes to, rotating first
   // when the limits say so. The name is the one kept, valid until the next call.
   const std::filesystem::path& file_for(std::size_t bytes);
+  // Whether rotation was asked for (WriterOptions::rotation_requests) since the last call.
+  bool take_requests();
 
   const WriterOptions& options_;
   Sink& inner_;
@@ -73,6 +76,7 @@ class RotatingSink final : public Sink {
   std::deque<std::filesystem::path> kept_;  // this writer's files, oldest first
   std::set<std::filesystem::path> named_;   // every name it has given a file, deleted ones too
   std::vector<std::filesystem::path> expired_;
+  std::uint64_t requests_seen_ = 0;  // RotationRequests::made() when last looked at
 
   mutable std::mutex mutex_;  // guards current_, for readers on other threads
   std::optional<std::filesystem::path> current_;

@@ -105,14 +105,17 @@ class Server final : public ServerContext {
   std::unique_ptr<Upstreams> upstreams_;
 };
 
-// Accepting, the stop signal and the drain timer, one at a time whatever --threads.
+// Accepting, the stop and rotate signals and the drain timer, one at a time whatever
+// --threads. `err` takes a line for each signal.
 class Front {
  public:
-  explicit Front(Server& server)
+  Front(Server& server, std::ostream& err)
       : server_(server),
+        err_(err),
         control_(net::make_strand(server.context())),
         acceptor_(control_),
         signals_(control_, SIGINT, SIGTERM),
+        rotate_signal_(control_, SIGHUP),
         drain_timer_(control_) {}
 
   // Binds and listens; the error's text when it cannot.
@@ -127,6 +130,7 @@ class Front {
     signals_.async_wait([this](boost::system::error_code error, int) {
       if (!error) stop();
     });
+    await_rotate_signal();
     accept();
     return {};
   }
@@ -143,8 +147,20 @@ class Front {
     });
   }
 
+  // SIGHUP, as logrotate's postrotate sends it: each writer's own file is left at its
+  // next line (RecorderOptions::rotation_requests). A stop ends the wait.
+  void await_rotate_signal() {
+    rotate_signal_.async_wait([this](boost::system::error_code error, int) {
+      if (error) return;
+      if (const auto& requests = server_.options().recording.rotation_requests) requests->request();
+      err_ << "jsonl-perf serve: SIGHUP: the perf-metrics file rotates at its next line" << std::endl;
+      await_rotate_signal();
+    });
+  }
+
   void stop() {
     boost::system::error_code ignored;
+    rotate_signal_.cancel(ignored);
     acceptor_.close(ignored);
     drain_timer_.expires_after(server_.options().drain_timeout);
     drain_timer_.async_wait([this](boost::system::error_code error) {
@@ -154,9 +170,11 @@ class Front {
   }
 
   Server& server_;
+  std::ostream& err_;
   net::strand<net::io_context::executor_type> control_;
   tcp::acceptor acceptor_;
   net::signal_set signals_;
+  net::signal_set rotate_signal_;
   net::steady_timer drain_timer_;
 };
 
@@ -177,7 +195,7 @@ int run_serve(const ServeOptions& options, std::ostream& out, std::ostream& err)
     err << "jsonl-perf serve: cannot record into " << options.recording.output_dir->string() << '\n';
     return 1;
   }
-  Front front(*server);
+  Front front(*server, err);
   if (const std::string problem = front.listen(options.host, options.port); !problem.empty()) {
     err << "jsonl-perf serve: cannot listen on " << options.host << ':' << options.port << ": " << problem << '\n';
     return 1;

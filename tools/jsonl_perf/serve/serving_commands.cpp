@@ -1,8 +1,11 @@
 #include "serving_commands.hpp"
 
 #include <chrono>
+#include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -40,6 +43,10 @@ struct ServerFlags {
   unsigned linger_ms = static_cast<unsigned>(jsonl::recording::RecorderOptions{}.linger.count());
   unsigned hold_ms = static_cast<unsigned>(jsonl::recording::RecorderOptions{}.hold_for.count());
   int writer_nice = 0;
+  // The perf-metrics file's rotation and retention; 0: none.
+  std::uint64_t perf_rotate_bytes = 0;
+  unsigned perf_rotate_seconds = 0;
+  std::size_t perf_keep_files = 0;
 
   // Each may be given again: the last counts (a fleet's or a test's override).
   void add_to(CLI::App& command) {
@@ -73,6 +80,15 @@ struct ServerFlags {
                        "the nice value the writers' threads take (0: the server's priority; higher ones starve "
                        "them on a busy core)")
         ->check(CLI::Range(0, 19))->capture_default_str();
+    command.add_option("--perf-rotate-bytes", perf_rotate_bytes,
+                       "start a new perf-metrics file before one would pass this size (0: never)")
+        ->capture_default_str();
+    command.add_option("--perf-rotate-seconds", perf_rotate_seconds,
+                       "start a new perf-metrics file once one is this old (0: never)")
+        ->capture_default_str();
+    command.add_option("--perf-keep-files", perf_keep_files,
+                       "keep the newest N perf-metrics files, deleting older ones as rotation starts one (0: all)")
+        ->capture_default_str();
     for (CLI::Option* option : command.get_options()) option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
 
@@ -83,7 +99,10 @@ struct ServerFlags {
                                     "--durable-traces", durable_traces,
                                     "--compression", compression, "--disagg-request-id", disagg_request_id,
                                     "--linger-ms", std::to_string(linger_ms), "--hold-ms", std::to_string(hold_ms),
-                                    "--writer-nice", std::to_string(writer_nice)};
+                                    "--writer-nice", std::to_string(writer_nice),
+                                    "--perf-rotate-bytes", std::to_string(perf_rotate_bytes),
+                                    "--perf-rotate-seconds", std::to_string(perf_rotate_seconds),
+                                    "--perf-keep-files", std::to_string(perf_keep_files)};
     if (durable_perf_metrics) result.push_back("--durable-perf-metrics");
     return result;
   }
@@ -104,6 +123,11 @@ struct ServerFlags {
     options.recording.hold_for = std::chrono::milliseconds(hold_ms);
     options.recording.on_writer_thread_start = writer_thread_start(writer_nice);
     options.recording.zstd_level = compression_level(compression);
+    jsonl::recording::RecorderOptions::Rotation& rotation = options.recording.perf_metrics_rotation;
+    if (perf_rotate_bytes > 0) rotation.max_file_bytes = perf_rotate_bytes;
+    if (perf_rotate_seconds > 0) rotation.max_file_age = std::chrono::seconds(perf_rotate_seconds);
+    if (perf_keep_files > 0) rotation.max_files = perf_keep_files;
+    options.recording.rotation_requests = std::make_shared<jsonl::RotationRequests>();
   }
 };
 
