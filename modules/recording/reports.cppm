@@ -16,7 +16,7 @@ module;
 
 export module jsonl.recording:reports;
 
-import jsonl.writer;
+import jsonl.perf_metrics;  // and jsonl.writer, which it exports
 
 export namespace jsonl::recording {
 
