@@ -27,12 +27,12 @@ BOOST_AUTO_TEST_CASE(normal_appends_are_persisted_and_reconcile) {
   writer->close();
 
   const json::value document = document_of(*writer);
-  BOOST_TEST(document.at("schema") == "jsonl-writer-books/2");
+  BOOST_TEST(document.at("schema") == "jsonl-writer-books/3");
   BOOST_TEST(document.at("closed") == true);
   BOOST_TEST(writer->books_file()->filename() == std::string(document.at("generation").as_string()) + ".json");
   BOOST_TEST(json::serialize(counts_of(document)) ==
              R"({"submitted":50,"persisted":50,"dropped":{"queue_full":0,"malformed":0,"serialize_error":0,)"
-             R"("write_error":0,"unexpected_write":0,"abandoned":0},"unknown":0,"pending":0})");
+             R"("write_error":0,"unexpected_write":0,"abandoned":0,"retention":0},"unknown":0,"pending":0})");
   const json::object& file = only_file(document);
   BOOST_TEST(file.at("file").as_string() == writer->path()->filename().string());
   BOOST_TEST(file.at("start_offset") == 0);

@@ -276,6 +276,43 @@ BOOST_AUTO_TEST_CASE(a_drop_reason_the_schema_lacks_is_named) {
   BOOST_TEST(verify(ours).error.value_or("") == "counts.dropped.shutdown: not a drop reason of jsonl-writer-books/2");
 }
 
+BOOST_AUTO_TEST_CASE(retention_is_a_drop_reason_of_the_schema_that_left_deleted_files_out_of_the_shards_only) {
+  auto current = document({file()});
+  current["schema"] = "jsonl-writer-books/3";
+  current["counts"].as_object()["submitted"] = 5;
+  current["counts"].as_object()["dropped"] = {{"retention", 2}};
+  current["deleting"] = boost::json::array{};
+  const jsonl::BooksCheck check = verify(current);
+  BOOST_TEST(!check.error, check.error.value_or(""));
+  BOOST_TEST(check.balanced);
+  BOOST_TEST(check.dropped == 2u);
+  auto previous = current;
+  previous["schema"] = "jsonl-writer-books/2";
+  BOOST_TEST(verify(previous).error.value_or("") ==
+             "counts.dropped.retention: not a drop reason of jsonl-writer-books/2");
+}
+
+BOOST_AUTO_TEST_CASE(a_deleting_entry_that_leaves_the_directory_is_named) {
+  auto current = document({file()});
+  current["schema"] = "jsonl-writer-books/3";
+  current["deleting"] = boost::json::array{"old.jsonl", "../elsewhere.jsonl"};
+  BOOST_TEST(verify(current).error.value_or("") ==
+             "deleting[1]: a path that leaves the directory (../elsewhere.jsonl)");
+}
+
+BOOST_AUTO_TEST_CASE(a_file_named_deleting_is_not_unaccounted_and_one_named_nowhere_is) {
+  write("old.jsonl", lines);
+  write("stray.jsonl", lines);
+  auto current = document({file()});
+  current["schema"] = "jsonl-writer-books/3";
+  current["deleting"] = boost::json::array{"old.jsonl"};
+  write("_writer/g1.json", boost::json::serialize(current));
+  const jsonl::Reconciliation reconciliation = jsonl::reconcile(directory.path());
+  BOOST_TEST(reconciliation.all_books_balance());
+  BOOST_TEST_REQUIRE(reconciliation.unaccounted.size() == 1u);
+  BOOST_TEST(reconciliation.unaccounted[0].file == "stray.jsonl");
+}
+
 BOOST_AUTO_TEST_CASE(a_reference_generation_and_ours_appending_in_turn_reconcile) {
   // One shard, three generations appending in turn: the reference writer, then ours,
   // then the reference writer again; each document claims its own range.

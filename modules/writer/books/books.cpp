@@ -86,10 +86,14 @@ WriterBooks::FileBooks* WriterBooks::find(const std::filesystem::path& file) {
 }
 
 void WriterBooks::deleted(const std::filesystem::path& file) {
-  if (FileBooks* books = find(file); books && !books->deleted) {
-    books->deleted = true;
-    ++deletions_;
-  }
+  FileBooks* books = find(file);
+  if (!books) return;
+  ++retired_.files;
+  retired_.records += books->persisted_records;
+  retired_.bytes += books->persisted_end - books->start_offset;
+  deleting_.push_back(std::move(books->file));
+  files_.erase(files_.begin() + (books - files_.data()));
+  ++deletions_;
 }
 
 std::string WriterBooks::document(const WriterStats& counts, bool closed) const {
@@ -105,9 +109,9 @@ std::string WriterBooks::document(const WriterStats& counts, bool closed) const 
                      {field::persisted_end, books.persisted_end},
                      {field::persisted_records, books.persisted_records},
                      {field::fragments_isolated, books.fragments_isolated},
-                     {field::unknown_extents, std::move(extents)},
-                     {field::deleted, books.deleted}});
+                     {field::unknown_extents, std::move(extents)}});
   }
+  boost::json::array deleting(deleting_.begin(), deleting_.end());
   boost::json::object balance;
   boost::json::object attributes;
   boost::json::object errors{{field::failed_appends, failed_appends_},
@@ -128,6 +132,8 @@ std::string WriterBooks::document(const WriterStats& counts, bool closed) const 
         break;
     }
     if (counter.counter != Counter::written) continue;
+    // The records of the shards; those of deleted files are dropped for retention.
+    balance[counter.books_name] = counts.written - retired_.records;
     // The drops follow the persisted records, as in the reference's documents.
     boost::json::object& dropped = balance[field::dropped].emplace_object();
     for (const DropReasonInfo& reason : drop_reasons) {
@@ -135,6 +141,7 @@ std::string WriterBooks::document(const WriterStats& counts, bool closed) const 
       dropped[reason.name] = counts.dropped(reason.reason);
       classified += counts.dropped(reason.reason);
     }
+    dropped[field::retention] = retired_.records;
   }
   balance[field::pending] = counts.submitted - classified;
   boost::json::object document{
@@ -151,6 +158,11 @@ std::string WriterBooks::document(const WriterStats& counts, bool closed) const 
       {field::counts, std::move(balance)},
       {field::attributes, std::move(attributes)},
       {field::shards, std::move(shards)},
+      {field::deleting, std::move(deleting)},
+      {field::retention,
+       {{field::retention_files, retired_.files},
+        {field::retention_records, retired_.records},
+        {field::retention_bytes, retired_.bytes}}},
       {field::errors, std::move(errors)}};
   return boost::json::serialize(document) + "\n";
 }

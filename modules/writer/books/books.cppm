@@ -35,12 +35,17 @@ class WriterBooks {
 
   // Write worker: one outcome of a commit, into its file's books.
   void book(const AppendOutcome& outcome);
-  // Write worker: rotation's retention lets `file` go. Its books stay, marked "deleted":
-  // its records were persisted, and the verifier does not read it. The file is to be
-  // deleted only once deletions_published().
+  // Write worker: rotation's retention lets `file` go. Its books leave the shards for
+  // the retention summary, its records leave "persisted" for the reason "retention", and
+  // documents name it under "deleting" until removed(): a document lists the files on
+  // disk, and stays that size however long the writer rotates. The file is to be deleted
+  // only once deletions_published().
   void deleted(const std::filesystem::path& file);
-  // Whether the last publication that landed marks every file deleted() was told of.
+  // Whether the last publication that landed names every file deleted() was told of.
   bool deletions_published() const noexcept { return deletions_published_ == deletions_; }
+  // The files deleted() named are gone (or their deletion failed, and was logged): later
+  // documents no longer name them.
+  void removed() { deleting_.clear(); }
 
   // Publishes the document for `counts` (the books' view of the counters: `submitted`
   // counts only records the writer accepted or refused for a full queue, and is read
@@ -64,7 +69,12 @@ class WriterBooks {
     std::uint64_t persisted_records = 0;
     std::uint64_t fragments_isolated = 0;
     std::vector<Extent> unknown_extents;
-    bool deleted = false;
+  };
+  // What the files retention let go held.
+  struct Retired {
+    std::uint64_t files = 0;
+    std::uint64_t records = 0;
+    std::uint64_t bytes = 0;
   };
   FileBooks* find(const std::filesystem::path& file);
   // What must change for a document to be worth publishing again.
@@ -83,13 +93,15 @@ class WriterBooks {
   const std::chrono::system_clock::time_point started_at_;
 
   // Everything below is guarded by the write side's books mutex.
-  std::vector<FileBooks> files_;
+  std::vector<FileBooks> files_;  // the files on disk
+  std::vector<std::string> deleting_;  // let go, and perhaps not yet deleted
+  Retired retired_;
   std::uint64_t failed_appends_ = 0;
   std::optional<std::string> last_error_;
   std::uint64_t attempts_ = 0;  // documents tried: the sequence number of the last
   std::chrono::steady_clock::time_point last_attempt_{};
   std::optional<Key> published_;
-  std::uint64_t deletions_ = 0;            // files marked deleted
+  std::uint64_t deletions_ = 0;            // files let go
   std::uint64_t deletions_published_ = 0;  // of those, in the last publication that landed
   bool closed_ = false;
 };

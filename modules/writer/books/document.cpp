@@ -95,15 +95,31 @@ std::optional<std::string> unsafe_path(const std::string& file) {
   return std::nullopt;
 }
 
-// Whether `reason` names a drop reason of the document's schema: the reference writer's,
-// or ours (every reason the books count, all versions alike).
-bool is_drop_reason(std::string_view reason, bool reference) {
-  if (reference) {
+// Whether `reason` names a drop reason of the document's schema `id`: the reference
+// writer's, or ours (every reason the books count, and since retention left the shards,
+// "retention").
+bool is_drop_reason(std::string_view reason, std::string_view id) {
+  if (id == field::reference_id) {
     return std::find(field::reference_drop_reasons.begin(), field::reference_drop_reasons.end(), reason) !=
            field::reference_drop_reasons.end();
   }
+  if (id == field::id && reason == field::retention) return true;
   return std::any_of(drop_reasons.begin(), drop_reasons.end(),
                      [&](const DropReasonInfo& info) { return info.booked && info.name == reason; });
+}
+
+// The files a document names under "deleting", each a plain relative path.
+std::vector<std::string> read_deleting(const Fields& top) {
+  std::vector<std::string> files;
+  const boost::json::array& list = top.list(field::deleting);
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string path = top.path_of(field::deleting) + "[" + std::to_string(i) + "]";
+    if (!list[i].is_string()) Fields::fail(path, "expected a string");
+    std::string file(list[i].get_string());
+    if (const auto unsafe = unsafe_path(file)) Fields::fail(path, *unsafe);
+    files.push_back(std::move(file));
+  }
+  return files;
 }
 
 FileClaim read_claim(const boost::json::value& value, const std::string& path) {
@@ -222,9 +238,10 @@ BooksDocument read_books_document(const boost::json::value& document) {
   const Fields top(document, "");
   const boost::json::value* schema = top.members().if_contains(field::schema);
   const std::string_view id = schema && schema->is_string() ? std::string_view(schema->get_string()) : "";
-  const bool reference = id == field::reference_id;
-  if (id != field::id && id != field::id_before_shards && !reference) {
-    throw DocumentError("schema: not one of " + std::string(field::id) + ", " + std::string(field::id_before_shards) +
+  if (id != field::id && id != field::id_before_retention && id != field::id_before_shards &&
+      id != field::reference_id) {
+    throw DocumentError("schema: not one of " + std::string(field::id) + ", " +
+                        std::string(field::id_before_retention) + ", " + std::string(field::id_before_shards) +
                         " or " + std::string(field::reference_id));
   }
   const std::string_view list = id == field::id_before_shards ? field::files_before_shards : field::shards;
@@ -238,7 +255,7 @@ BooksDocument read_books_document(const boost::json::value& document) {
   const Fields dropped = counts.object(field::dropped);
   for (const auto& [reason, count] : dropped.members()) {
     const std::string path = dropped.path_of(reason);
-    if (!is_drop_reason(reason, reference)) Fields::fail(path, "not a drop reason of " + std::string(id));
+    if (!is_drop_reason(reason, id)) Fields::fail(path, "not a drop reason of " + std::string(id));
     books.dropped = checked_sum(books.dropped, Fields::count_at(count, path), path);
   }
   books.unknown = counts.count(field::unknown);
@@ -249,6 +266,7 @@ BooksDocument read_books_document(const boost::json::value& document) {
     books.files.push_back(read_claim(files[i], std::string(list) + "[" + std::to_string(i) + "]"));
   }
   mark_inconsistent(books.files, list);
+  if (id == field::id) books.deleting = read_deleting(top);
   return books;
 }
 

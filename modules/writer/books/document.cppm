@@ -45,11 +45,14 @@ struct FileClaim {
 };
 
 struct BooksDocument {
-  std::string schema;  // ours, our previous one, or the reference writer's
+  std::string schema;  // ours, one of our previous ones, or the reference writer's
   std::string generation;
   bool closed = false;
   std::uint64_t submitted = 0, persisted = 0, dropped = 0, unknown = 0, pending = 0;
   std::vector<FileClaim> files;
+  // Files retention let go, deleted once this document landed: none of the writer's
+  // bytes are unaccounted in one still there.
+  std::vector<std::string> deleting;
 };
 
 // Marks every entry whose persisted range overlaps one an earlier document of
@@ -58,7 +61,7 @@ struct BooksDocument {
 // once however many documents name it. `names` names each document in the message.
 void mark_claimed_elsewhere(std::vector<BooksDocument*>& documents, const std::vector<std::string>& names);
 
-// Reads `document`, of our schema (either version) or the reference writer's; throws
+// Reads `document`, of our schema (any version) or the reference writer's; throws
 // DocumentError naming the first field that is missing, of the wrong type or out of
 // range, or a drop reason the schema does not have. Then marks every inconsistent entry
 // (see FileClaim).

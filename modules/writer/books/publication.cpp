@@ -66,6 +66,7 @@ void Publication::remove_booked_deleted() {
   if (!books_.deletions_published()) return;
   for (const std::filesystem::path& file : booked_deleted_) remove_expired(*writer_, file);
   booked_deleted_.clear();
+  books_.removed();
 }
 
 }  // namespace jsonl::detail

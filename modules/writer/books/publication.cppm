@@ -1,7 +1,7 @@
 // A durable writer's books and their publication, beside the write worker's commit
 // policy: the worker books each commit here; the worker (after a commit, and when idle),
 // flush and close publish. A file retention lets go is deleted only once a published
-// document marks it deleted. An implementation partition: nothing of it is exported.
+// document names it under "deleting" (and no longer claims it). An implementation partition: nothing of it is exported.
 module;
 
 #include <filesystem>
@@ -41,16 +41,16 @@ class Publication {
   [[nodiscard]] std::unique_lock<std::mutex> hold() { return std::unique_lock(mutex_); }
 
   // With hold()'s lock: books a commit's outcomes in their files' books, and marks the
-  // files retention let go meanwhile (`expired`, emptied) deleted. True when the books
+  // files retention let go meanwhile (`expired`, emptied) as let go. True when the books
   // are to be published at once: an append failed, or files wait to be deleted.
   bool book(std::span<const AppendOutcome> outcomes, std::vector<std::filesystem::path>& expired);
 
   // Publishes when due (WriterBooks::publish_if_due), then deletes what a landed document
-  // marks deleted. A failure is logged (WARNING, rate-limited by the failures' count).
+  // names as deleting. A failure is logged (WARNING, rate-limited by the failures' count).
   void publish(bool urgent);
 
   // Publishes the closed document (nothing is published after it) and deletes what it
-  // marks deleted. Returns why it failed; empty when it landed.
+  // names as deleting. Returns why it failed; empty when it landed.
   std::string publish_closed();
 
  private:

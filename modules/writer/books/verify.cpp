@@ -9,6 +9,7 @@ module;
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -223,6 +224,9 @@ FileCheck check_file(const std::filesystem::path& output_dir, const detail::File
 using Claims = std::map<std::string, std::vector<std::pair<std::uint64_t, std::uint64_t>>>;
 
 void add_claims(const detail::BooksDocument& document, Claims& claims) {
+  for (const std::string& file : document.deleting) {
+    claims[file].emplace_back(0, std::numeric_limits<std::uint64_t>::max());
+  }
   for (const detail::FileClaim& claim : document.files) {
     if (claim.deleted || claim.inconsistency) continue;
     auto& ranges = claims[claim.file];

@@ -30,7 +30,7 @@ struct FileCheck {
   std::uint64_t bad_lines = 0;   // lines in it that do not
   std::uint64_t unknown_lines = 0;  // lines of the unknown extents, wholly or partly
   std::optional<std::string> error;  // the file could not be read, or is shorter than claimed
-  bool deleted = false;  // rotation's retention deleted it: nothing to read
+  bool deleted = false;  // retention deleted it (a document of schema 2 still lists it): nothing to read
 
   // records == persisted_records, no bad line, and the claimed range was read whole; or
   // the writer deleted the file.
