@@ -1,7 +1,8 @@
 // A durable writer's books and their publication, beside the write worker's commit
 // policy: the worker books each commit here; the worker (after a commit, and when idle),
 // flush and close publish. A file retention lets go is deleted only once a published
-// document names it under "deleting" (and no longer claims it). An implementation partition: nothing of it is exported.
+// document names it under "deleting" (and no longer claims it). An implementation
+// partition: nothing of it is exported.
 module;
 
 #include <filesystem>

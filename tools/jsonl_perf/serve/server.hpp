@@ -32,7 +32,8 @@ struct ServeOptions {
   std::optional<ProxyOptions> proxy;                  // set: a disaggregated proxy
 };
 
-// Serves until SIGINT or SIGTERM, then stops accepting, lets the requests in flight end
+// Serves until SIGINT or SIGTERM (SIGHUP asks the writers to rotate, through
+// options.recording.rotation_requests), then stops accepting, lets the requests in flight end
 // (those still going after the drain timeout end as errors, cause "server_shutdown"),
 // closes the writers and prints their accounting to `err`. Prints
 // "listening on http://HOST:PORT" to `out` once bound. Returns the exit status.
