@@ -74,7 +74,10 @@ class JsonlWriters final : public RecordingDestination {
   }
 
   static WriterOptions trace_options(const RecorderOptions& options) {
-    return adjusted(request_trace_options(*options.output_dir / "request_trace"), options, options.durable_traces);
+    WriterOptions result =
+        adjusted(request_trace_options(*options.output_dir / "request_trace"), options, options.durable_traces);
+    result.max_routed_file_idle = options.request_trace_retention;
+    return result;
   }
 
   // A configuration's options as the recorder's options adjust both writers'.
@@ -84,6 +87,7 @@ class JsonlWriters final : public RecordingDestination {
     result.hold_for = options.hold_for;
     result.on_thread_start = options.on_writer_thread_start;
     result.rotation_requests = options.rotation_requests;
+    result.clock = options.writer_clock;
     if (options.zstd_level) result.compression = Compression::zstd(*options.zstd_level);
     return result;
   }

@@ -43,13 +43,21 @@ struct RecorderOptions {
   std::chrono::milliseconds hold_for{250};
   // The perf-metrics writer's own file: rotation by size and by age, and how many of its
   // files to keep (WriterOptions' limits of the same names). None by default: one file
-  // for the process's life, as the reference writes it. Request traces are files per
-  // hour, and are not rotated.
+  // for the process's life, as the reference writes it.
   struct Rotation {
     std::optional<std::uint64_t> max_file_bytes;
     std::optional<std::chrono::seconds> max_file_age;
     std::optional<std::size_t> max_files;
   } perf_metrics_rotation;
+  // Request traces are files per hour, not rotated: with this set, a trace file no record
+  // went to for this long is deleted (WriterOptions::max_routed_file_idle), so the current
+  // hour's files and those of about this many hours before it are kept. None: every one.
+  std::optional<std::chrono::hours> request_trace_retention;
+  // Both writers' WriterOptions::clock, the wall clock they name, age and keep files by:
+  // the system's unless a test drives it (the lines' own times are the system's).
+  std::function<std::chrono::system_clock::time_point()> writer_clock = [] {
+    return std::chrono::system_clock::now();
+  };
   // Both writers' WriterOptions::rotation_requests: a server's SIGHUP asks for rotation
   // through it. None: only the limits above rotate.
   std::shared_ptr<RotationRequests> rotation_requests;

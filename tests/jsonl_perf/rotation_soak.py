@@ -47,7 +47,9 @@ def soak(tool, scratch):
         server = subprocess.Popen(
             [tool, "serve", "--host", "127.0.0.1", "--port", "0", "--output-dir", scratch, "--queue-ms", "const:0",
              "--ttft-ms", "const:0", "--itl-ms", "const:0", "--durable-perf-metrics",
-             "--perf-rotate-seconds", str(ROTATE_EVERY_S), "--perf-keep-files", str(KEEP_FILES)],
+             "--perf-rotate-seconds", str(ROTATE_EVERY_S), "--perf-keep-files", str(KEEP_FILES),
+             # An hour's traces outlive this soak: it checks that retention keeps them.
+             "--trace-keep-hours", "1"],
             stdout=subprocess.PIPE, stderr=log, text=True)
     try:
         url = server.stdout.readline().strip().removeprefix("listening on ")
@@ -84,7 +86,8 @@ def soak(tool, scratch):
 
 def account(tool, scratch, said, hangups):
     """Every perf record the server submitted is in a file on disk or in one the books say
-    retention deleted; the books verify."""
+    retention deleted; every request trace is written (an hour's retention keeps them); both
+    books verify."""
     stopped = re.search(r"perf metrics: submitted (\d+), written (\d+), unknown (\d+), dropped (\d+)", said)
     if not stopped:
         fail(f"no accounting line in the server's log:\n{said}")
@@ -120,10 +123,14 @@ def account(tool, scratch, said, hangups):
     # Age rotates only at an append, and the load may pause under a busy machine.
     if started < hangups + int(0.6 * SECONDS / ROTATE_EVERY_S):
         fail(f"{started} files in {SECONDS:.0f} s of rotating every {ROTATE_EVERY_S} s and {hangups} SIGHUPs")
-    verified = subprocess.run([tool, "verify", "--json", perf_dir], capture_output=True, text=True)
-    report = json.loads(verified.stdout) if verified.returncode == 0 else None
-    if not report or not (report["all_books_balance"] and report["all_files_verify"]):
-        fail(f"verify exited {verified.returncode}:\n{verified.stdout}{verified.stderr}")
+    for directory in (perf_dir, os.path.join(scratch, "request_trace")):
+        verified = subprocess.run([tool, "verify", "--json", directory], capture_output=True, text=True)
+        report = json.loads(verified.stdout) if verified.returncode == 0 else None
+        if not report or not (report["all_books_balance"] and report["all_files_verify"]):
+            fail(f"verify of {directory} exited {verified.returncode}:\n{verified.stdout}{verified.stderr}")
+    traced = re.search(r"request traces: submitted (\d+), written (\d+), unknown (\d+), dropped (\d+)", said)
+    if not traced or int(traced.group(1)) == 0 or traced.group(1) != traced.group(2):
+        fail(f"request traces not all written with an hour's retention: {traced and traced.group(0)}")
     print(f"rotation_soak: {started} files started, {len(books['shards'])} kept; {written} records: "
           f"{on_disk} on disk, {deleted} in deleted files")
 

@@ -17,9 +17,18 @@ import :publication;
 namespace jsonl::detail {
 
 void remove_expired(const WriterState& writer, const std::filesystem::path& file) {
-  if (writer.options.durability.calls->unlink(file) == 0 || errno == ENOENT) return;
-  writer.accounts.log(LogLevel::warning, "Could not delete old " + writer.accounts.subject() + " JSONL file " +
-                                             file.string() + ": " + std::generic_category().message(errno));
+  if (writer.options.durability.calls->unlink(file) != 0 && errno != ENOENT) {
+    writer.accounts.log(LogLevel::warning, "Could not delete old " + writer.accounts.subject() + " JSONL file " +
+                                               file.string() + ": " + std::generic_category().message(errno));
+    return;
+  }
+  // A routed file's own directory below the output directory (a request trace's hour)
+  // goes with its last file; one that holds anything else stays.
+  const std::filesystem::path directory = file.parent_path();
+  const std::filesystem::path below = directory.lexically_relative(*writer.options.output_dir);
+  if (below.empty() || below == "." || *below.begin() == "..") return;
+  std::error_code not_empty;
+  std::filesystem::remove(directory, not_empty);
 }
 
 Publication::Publication(std::shared_ptr<WriterState> writer)

@@ -22,8 +22,9 @@ import :books;
 
 namespace jsonl::detail {
 
-// Deletes a file retention let go; one already gone is no failure, any other is logged
-// (WARNING).
+// Deletes a file retention let go, and its directory when that is below the output
+// directory and holds nothing more; a file already gone is no failure, any other is
+// logged (WARNING).
 void remove_expired(const WriterState& writer, const std::filesystem::path& file);
 
 // Thread-safe: every member but hold() takes the books' lock. That lock is taken before

@@ -102,6 +102,14 @@ struct WriterOptions {
   // oldest when a new one starts (other files in the directory are never touched).
   // At least 1 when set; empty keeps them all.
   std::optional<std::size_t> max_files;
+  // Retention of routed files (RecordRoute), which do not rotate: one not appended to for
+  // this long is deleted, as `max_files` deletes the writer's own, counted and booked the
+  // same way. A route by the hour so keeps the current hour's files and those of the
+  // hours this spans. The writer never writes a file it so deleted again: an append
+  // routed to one is refused, a write error that names retention (the writer remembers
+  // each name it deleted, a path an hour for such a route). Positive when set; empty
+  // keeps every routed file.
+  std::optional<std::chrono::seconds> max_routed_file_idle;
   // Rotation asked for from outside (see RotationRequests), with or without the limits;
   // none: only they rotate.
   std::shared_ptr<RotationRequests> rotation_requests;

@@ -47,6 +47,9 @@ const WriterOptions& validated(const WriterOptions& options, SinkTraits sink) {
     throw std::invalid_argument("max file age must be positive");
   }
   if (options.max_files && *options.max_files == 0) throw std::invalid_argument("max files must be at least 1");
+  if (options.max_routed_file_idle && options.max_routed_file_idle->count() <= 0) {
+    throw std::invalid_argument("max routed file idle must be positive");
+  }
   if (!options.clock) throw std::invalid_argument("a clock is required");
   if (options.durability.publish_interval.count() <= 0) {
     throw std::invalid_argument("publish interval must be positive");
@@ -58,7 +61,7 @@ const WriterOptions& validated(const WriterOptions& options, SinkTraits sink) {
       throw std::invalid_argument("a sink that writes no files takes no output directory: \"" +
                                   options.output_dir->string() + "\"");
     }
-    if (options.max_file_bytes || options.max_file_age || options.max_files) {
+    if (options.max_file_bytes || options.max_file_age || options.max_files || options.max_routed_file_idle) {
       throw std::invalid_argument("rotation needs an output directory and a sink that writes files");
     }
     if (options.durability.enabled && !options.durability.books_dir) {

@@ -6,6 +6,7 @@ module;
 #include <deque>
 #include <set>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -87,9 +88,31 @@ bool RotatingSink::take_requests() {
   return std::exchange(requests_seen_, made) != made;
 }
 
+void RotatingSink::routed_to(const std::filesystem::path& file, std::chrono::system_clock::time_point now) {
+  if (routed_let_go_.contains(file)) {
+    throw std::system_error(std::make_error_code(std::errc::no_such_file_or_directory),
+                            "retention deleted '" + file.string() + "' once it was idle for " +
+                                std::to_string(options_.max_routed_file_idle->count()) +
+                                " s; an append routed to it is refused");
+  }
+  routed_.insert_or_assign(file, now);
+  if (now < next_idle_check_) return;
+  next_idle_check_ = now + std::chrono::seconds(1);
+  for (auto routed = routed_.begin(); routed != routed_.end();) {
+    if (now - routed->second < *options_.max_routed_file_idle) {
+      ++routed;
+      continue;
+    }
+    expired_.push_back(routed->first);
+    routed_let_go_.insert(routed->first);
+    routed = routed_.erase(routed);
+  }
+}
+
 void RotatingSink::append(const FileAppend& append, AppendOutcome& outcome) {
   if (!append.file.empty()) {
     outcome.file = append.file;
+    if (options_.max_routed_file_idle) routed_to(append.file, options_.clock());
     return inner_.append(append, outcome);
   }
   outcome.file = file_for(append.bytes.size());

@@ -8,6 +8,7 @@ module;
 #include <cstdint>
 #include <deque>
 #include <filesystem>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -31,8 +32,11 @@ namespace jsonl::detail {
 // the age limit, a new one is started. Starting one beyond the retention limit deletes
 // the oldest of this writer's files. An append is never split between files. The file
 // after an append that left it torn (AppendOutcome::torn) is a new one too, as is the
-// file after a rotation request (WriterOptions::rotation_requests) unless it is empty. Other
-// appends pass through. Everything goes to `inner`. Each file started is counted in
+// file after a rotation request (WriterOptions::rotation_requests) unless it is empty.
+// Appends to routed files pass through, but for their retention
+// (WriterOptions::max_routed_file_idle): a routed file idle that long is let go as the
+// oldest own file is, looked for at most once a second, and an append routed to a file
+// let go is refused. Everything goes to `inner`. Each file started is counted in
 // `accounts`.
 class RotatingSink final : public Sink {
  public:
@@ -48,7 +52,7 @@ class RotatingSink final : public Sink {
   void make_durable(std::span<AppendOutcome> outcomes) override { inner_.make_durable(outcomes); }
   void end_commit() noexcept override { inner_.end_commit(); }
 
-  // The files retention let go since the last call, oldest first. Deleting them is the
+  // The files retention let go since the last call, in the order it let them go. Deleting them is the
   // write worker's: at once, or with durability only once books that mark them deleted
   // have landed, so that no surviving document claims a file that is gone.
   std::vector<std::filesystem::path> take_expired() { return std::exchange(expired_, {}); }
@@ -63,6 +67,9 @@ class RotatingSink final : public Sink {
   const std::filesystem::path& file_for(std::size_t bytes);
   // Whether rotation was asked for (WriterOptions::rotation_requests) since the last call.
   bool take_requests();
+  // Notes an append to the routed `file` at `now` and lets go the routed files idle for
+  // the retention limit; throws std::system_error for a file already let go.
+  void routed_to(const std::filesystem::path& file, std::chrono::system_clock::time_point now);
 
   const WriterOptions& options_;
   Sink& inner_;
@@ -77,6 +84,11 @@ class RotatingSink final : public Sink {
   std::set<std::filesystem::path> named_;   // every name it has given a file, deleted ones too
   std::vector<std::filesystem::path> expired_;
   std::uint64_t requests_seen_ = 0;  // RotationRequests::made() when last looked at
+  // With routed files' retention: when each was last appended to, the names let go, and
+  // when to look for idle ones next.
+  std::map<std::filesystem::path, std::chrono::system_clock::time_point> routed_;
+  std::set<std::filesystem::path> routed_let_go_;
+  std::chrono::system_clock::time_point next_idle_check_{};
 
   mutable std::mutex mutex_;  // guards current_, for readers on other threads
   std::optional<std::filesystem::path> current_;

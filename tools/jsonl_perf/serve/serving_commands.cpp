@@ -47,6 +47,8 @@ struct ServerFlags {
   std::uint64_t perf_rotate_bytes = 0;
   unsigned perf_rotate_seconds = 0;
   std::size_t perf_keep_files = 0;
+  // How long a request-trace file no record went to is kept, in hours; 0: for ever.
+  unsigned trace_keep_hours = 0;
 
   // Each may be given again: the last counts (a fleet's or a test's override).
   void add_to(CLI::App& command) {
@@ -89,6 +91,10 @@ struct ServerFlags {
     command.add_option("--perf-keep-files", perf_keep_files,
                        "keep the newest N perf-metrics files, deleting older ones as rotation starts one (0: all)")
         ->capture_default_str();
+    command.add_option("--trace-keep-hours", trace_keep_hours,
+                       "delete a request-trace file once no record went to it for N hours: the current hour's "
+                       "files and about N hours' before them are kept (0: all)")
+        ->capture_default_str();
     for (CLI::Option* option : command.get_options()) option->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   }
 
@@ -102,7 +108,8 @@ struct ServerFlags {
                                     "--writer-nice", std::to_string(writer_nice),
                                     "--perf-rotate-bytes", std::to_string(perf_rotate_bytes),
                                     "--perf-rotate-seconds", std::to_string(perf_rotate_seconds),
-                                    "--perf-keep-files", std::to_string(perf_keep_files)};
+                                    "--perf-keep-files", std::to_string(perf_keep_files),
+                                    "--trace-keep-hours", std::to_string(trace_keep_hours)};
     if (durable_perf_metrics) result.push_back("--durable-perf-metrics");
     return result;
   }
@@ -127,6 +134,7 @@ struct ServerFlags {
     if (perf_rotate_bytes > 0) rotation.max_file_bytes = perf_rotate_bytes;
     if (perf_rotate_seconds > 0) rotation.max_file_age = std::chrono::seconds(perf_rotate_seconds);
     if (perf_keep_files > 0) rotation.max_files = perf_keep_files;
+    if (trace_keep_hours > 0) options.recording.request_trace_retention = std::chrono::hours(trace_keep_hours);
     options.recording.rotation_requests = std::make_shared<jsonl::RotationRequests>();
   }
 };
