@@ -15,7 +15,8 @@ in tools/bench/run's full runs: it takes half an hour.
 Targets: memory flat within the larger of 1 MiB an hour and twice its spread;
 descriptors and threads none an hour (within half of one); the perf-metrics directory
 no larger at the end than at the warm-up's end plus a file (retention holds it). Request
-traces have no retention yet: their disk grows with the requests, reported, not judged.
+traces are kept by the hour (--trace-keep-hours, longer than the soak): their disk grows
+with the requests over it, reported, not judged.
 """
 import argparse
 import json
