@@ -52,9 +52,10 @@ class RotatingSink final : public Sink {
   void make_durable(std::span<AppendOutcome> outcomes) override { inner_.make_durable(outcomes); }
   void end_commit() noexcept override { inner_.end_commit(); }
 
-  // The files retention let go since the last call, in the order it let them go. Deleting them is the
-  // write worker's: at once, or with durability only once books that mark them deleted
-  // have landed, so that no surviving document claims a file that is gone.
+  // The files retention let go since the last call, in the order it let them go.
+  // Deleting them is the write worker's: at once, or with durability only once books
+  // that mark them deleted have landed, so that no surviving document claims a file
+  // that is gone.
   std::vector<std::filesystem::path> take_expired() { return std::exchange(expired_, {}); }
 
   // The current file; empty before start(). Thread-safe.
