@@ -121,6 +121,24 @@ BOOST_AUTO_TEST_CASE(a_durable_writer_books_the_routed_files_retention_deleted) 
   BOOST_TEST(reconciliation.unaccounted.empty());
 }
 
+BOOST_AUTO_TEST_CASE(a_compressed_routed_file_is_let_go_with_its_frame_and_nothing_is_written_to_it_after) {
+  auto options = routed(jsonl_test::test_options(directory.path(), log));
+  options.compression = jsonl::Compression::zstd();
+  auto writer = make(std::move(options));
+  write_to(*writer, "a", 2);  // its frame stays open: frames end by age at a commit
+  clock.advance(1h);
+  write_to(*writer, "b", 1);
+  write_to(*writer, "b", 1);
+  writer->close();
+
+  BOOST_TEST(!std::filesystem::exists(file("a")));
+  BOOST_TEST(std::filesystem::exists(file("b")));
+  const jsonl::WriterStats stats = writer->stats();
+  BOOST_TEST(stats.written == 4u);
+  BOOST_TEST(stats.dropped() == 0u);
+  BOOST_TEST(log.at(jsonl::LogLevel::warning).empty());
+}
+
 BOOST_AUTO_TEST_CASE(a_deleted_files_directory_goes_with_it_when_below_the_output_directory_and_empty) {
   const std::filesystem::path output = directory.path() / "out";
   auto writer = std::make_unique<Writer>(routed(jsonl_test::test_options(output, log)),

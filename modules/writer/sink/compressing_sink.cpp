@@ -95,4 +95,12 @@ std::vector<std::filesystem::path> CompressingSink::frames_to_end(bool all) {
   return files;
 }
 
+void CompressingSink::let_go(const std::filesystem::path& file) {
+  const auto found = std::find_if(frames_.begin(), frames_.end(), [&](const Frame& frame) { return frame.file == file; });
+  if (found == frames_.end()) return;
+  found->stream.abandon();
+  found->open = false;
+  found->ending.clear();
+}
+
 }  // namespace jsonl::detail

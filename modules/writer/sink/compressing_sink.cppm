@@ -48,6 +48,9 @@ class CompressingSink final : public Sink {
   // Files whose frames are to be ended now: those rotation left (the writer's own file
   // changed), those begun frame_age or more ago, and with `all` every one open.
   std::vector<std::filesystem::path> frames_to_end(bool all);
+  // Forgets the frame of `file`, which retention let go: the file is deleted, and its
+  // frame is never ended.
+  void let_go(const std::filesystem::path& file);
 
  private:
   struct Frame {

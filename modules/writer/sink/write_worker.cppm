@@ -192,6 +192,7 @@ struct WriteSide::State {
     }
     if (!rotating) return;
     for (std::filesystem::path& file : rotating->take_expired()) {
+      if (compressing) compressing->let_go(file);
       if (durable()) {
         expired_files.push_back(std::move(file));
       } else {
