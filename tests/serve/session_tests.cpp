@@ -27,7 +27,7 @@
 
 #include "test_support.hpp"
 #include "session.hpp"
-#include "spdlog_destination.hpp"
+#include "recording_peers.hpp"
 #include "traced_request.hpp"
 
 namespace {
@@ -81,7 +81,7 @@ class InProcessServer final : public ServerContext {
   explicit InProcessServer(const std::string& first_token = "const:0")
       : options_(make_options(scratch_.path(), first_token)),
         model_(options_.model),
-        recorder_(make_recorder(options_.recording, false)),
+        recorder_(make_recorder(options_.recording, RecordingPeer::none)),
         metrics_(*recorder_) {
     if (!recorder_->start()) throw std::runtime_error("the recorder did not start");
     acceptor_.open(tcp::v4());

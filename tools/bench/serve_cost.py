@@ -13,6 +13,10 @@ threads on core 1. Variants, each a flag of the same server:
   writers_durable_zstd  (e) as (d) with zstd
   spdlog                (f) the same lines serialized on the request thread and handed
                             to spdlog's async logger (overrun oldest, no fsync)
+  floor                 (g) the same lines made by the writers' own formats and written
+                            by the request's thread, 16 a write per file: nothing handed
+                            over, no books; the least any recording of these bytes costs
+                            this server, which (c) and (d) are set beside
 
 For each: the highest offered rate held (every request answered, client p99 under
 50 ms, no record lost: the server's accounting line at exit counts its writers' drops,
@@ -51,6 +55,7 @@ VARIANTS = [
     ("writers_durable", ["--recording", "on", "--durable-traces", "on"]),
     ("writers_durable_zstd", ["--recording", "on", "--durable-traces", "on", "--compression", "zstd"]),
     ("spdlog", ["--recording", "spdlog"]),
+    ("floor", ["--recording", "floor"]),
 ]
 P99_BOUND_MS = 50.0
 MAX_PROBES_UP = 12
@@ -253,6 +258,14 @@ def report(load, figures, loop):
             print(f"serve_highest_rate_ratio_{name}_to_off: {f['rate'] / base['rate']:.6g} x")
             print(f"serve_70pct_p99_ratio_{name}_to_off: {f['p99'] / base['p99']:.6g} x")
             print(f"serve_70pct_cpu_ratio_{name}_to_off: {f['cpu'] / base['cpu']:.6g} x")
+
+    # Against the floor in the same run: what the writers add to the least work these
+    # bytes take on this server.
+    floor = figures["floor"]
+    for name in ("writers", "writers_durable"):
+        f = figures[name]
+        print(f"serve_35pct_cpu_ratio_{name}_to_floor: {f['light_cpu'] / max(floor['light_cpu'], 1e-9):.6g} x")
+        print(f"serve_{SLOW_RATE}rps_cpu_ratio_{name}_to_floor: {f['slow_cpu'] / max(floor['slow_cpu'], 1e-9):.6g} x")
 
     def verdict(name, held, detail):
         print(f"target {name}: {'PASS' if held else 'FAIL'} ({detail})")

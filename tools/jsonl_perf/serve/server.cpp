@@ -15,7 +15,7 @@
 
 #include "library_names.hpp"
 #include "session.hpp"
-#include "spdlog_destination.hpp"
+#include "recording_peers.hpp"
 
 namespace jsonl_perf::serve {
 namespace {
@@ -182,7 +182,7 @@ class Front {
 
 int run_serve(const ServeOptions& options, std::ostream& out, std::ostream& err) {
   const std::unique_ptr<jsonl::recording::RequestRecorder> recorder =
-      make_recorder(options.recording, options.record_with_spdlog);
+      make_recorder(options.recording, options.recording_peer);
   std::unique_ptr<Server> server;
   try {
     server = std::make_unique<Server>(options, *recorder);

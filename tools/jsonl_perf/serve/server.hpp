@@ -14,6 +14,7 @@
 #include "model.hpp"
 #include "proxy.hpp"
 #include "recording.hpp"
+#include "recording_peers.hpp"
 
 
 namespace jsonl_perf::serve {
@@ -22,7 +23,7 @@ struct ServeOptions {
   std::string host = "127.0.0.1";
   unsigned short port = 8000;          // 0: any free port (the one taken is printed)
   jsonl::recording::RecorderOptions recording;  // no output directory: nothing recorded
-  bool record_with_spdlog = false;             // the serve benchmark's peer instead of the writers
+  RecordingPeer recording_peer = RecordingPeer::none;  // the serve benchmark's peers instead of the writers
   ModelOptions model;
   std::size_t body_limit = std::size_t{16} << 20;     // larger bodies get 413
   std::chrono::milliseconds header_timeout{10'000};   // a request's headers, then its body, each

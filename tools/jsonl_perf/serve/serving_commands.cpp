@@ -63,8 +63,9 @@ struct ServerFlags {
         ->check(CLI::PositiveNumber)->capture_default_str();
     command.add_option("--recording", recording,
                        "on: perf metrics and request traces under --output-dir; off: none; spdlog: the same lines "
-                       "serialized on the request's thread, handed to spdlog's async logger (a benchmark's peer)")
-        ->check(CLI::IsMember({"on", "off", "spdlog"}))->capture_default_str();
+                       "serialized on the request's thread, handed to spdlog's async logger; floor: the same lines serialized and written "
+                       "by the request's thread, 16 a write per file (the benchmark's peers)")
+        ->check(CLI::IsMember({"on", "off", "spdlog", "floor"}))->capture_default_str();
     command.add_option("--durable-traces", durable_traces, "on: a trace line counts once fsync()ed (the default)")
         ->check(CLI::IsMember({"on", "off"}))->capture_default_str();
     command.add_flag("--durable-perf-metrics", durable_perf_metrics, "perf metrics count once fsync()ed, with books");
@@ -122,7 +123,9 @@ struct ServerFlags {
     options.body_limit = body_limit;
     options.header_timeout = std::chrono::milliseconds(static_cast<long>(header_timeout * 1000));
     if (recording != "off") options.recording.output_dir = output_dir;
-    options.record_with_spdlog = recording == "spdlog";
+    options.recording_peer = recording == "spdlog" ? RecordingPeer::spdlog
+                             : recording == "floor"  ? RecordingPeer::floor
+                                                     : RecordingPeer::none;
     options.recording.durable_traces = durable_traces == "on";
     options.recording.durable_perf_metrics = durable_perf_metrics;
     options.recording.engine_id_as_disagg_request_id = disagg_request_id == "engine";

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <string>
 
-#include "spdlog_destination.hpp"
+#include "recording_peers.hpp"
 
 namespace jsonl_perf::serve {
 namespace {
@@ -82,10 +82,9 @@ class SpdlogDestination final : public jsonl::recording::RecordingDestination {
 
 }  // namespace
 
-std::unique_ptr<jsonl::recording::RequestRecorder> make_recorder(const jsonl::recording::RecorderOptions& options,
-                                                                bool with_spdlog) {
-  return std::make_unique<jsonl::recording::RequestRecorder>(
-      options, with_spdlog && options.output_dir ? std::make_unique<SpdlogDestination>(options) : nullptr);
+std::unique_ptr<jsonl::recording::RecordingDestination> spdlog_destination(
+    const jsonl::recording::RecorderOptions& options) {
+  return std::make_unique<SpdlogDestination>(options);
 }
 
 }  // namespace jsonl_perf::serve
