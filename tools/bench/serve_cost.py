@@ -311,6 +311,16 @@ def report(load, figures, loop):
             verdict(f"serve_{name}_{rate}rps_p99_at_most_1.5x_off", ratio <= 1.5,
                     f"{figures[name][prefix + 'p99']:.3g} against {base[prefix + 'p99']:.3g} ms, {ratio:.3g}x, "
                     f"off_control {figures['off_control'][prefix + 'p99'] / base[prefix + 'p99']:.3g}x")
+    # The same bounds against the floor: what the writers add to the least work the same
+    # bytes take on this server, where off leaves the bytes' own cost in the ratio.
+    floor_to_off = floor["light_cpu"] / light_cpu
+    for name, bound in (("writers", 1.03), ("writers_durable", 1.05)):
+        ratio = figures[name]["light_cpu"] / max(floor["light_cpu"], 1e-9)
+        verdict(f"serve_{name}_35pct_cpu_per_request_at_most_{bound}x_floor", ratio <= bound,
+                f"{ratio:.3g}x, the floor {floor_to_off:.3g}x off")
+    ratio = writers["slow_cpu"] / max(floor["slow_cpu"], 1e-9)
+    verdict(f"serve_writers_{SLOW_RATE}rps_cpu_per_request_at_most_1.07x_floor", ratio <= 1.07,
+            f"{ratio:.3g}x, the floor {floor['slow_cpu'] / slow_cpu:.3g}x off")
     lost = sum(f[key] for f in figures.values() for key in ("lost", "light_lost", "slow_lost", "mid_lost"))
     verdict("serve_no_record_lost", lost == 0, f"{lost} records lost")
     # The writers' threads in a server against the same records written in a loop.
