@@ -367,6 +367,24 @@ elseif(CHECK STREQUAL "compressed")
   endforeach()
   duckdb_agrees("${packed}")
 
+  # A durable document naming a compressed file under "deleting" (retention removing it)
+  # names the plain file once decompressed.
+  set(durable "${SCRATCH}/durable_packed")
+  run_tool(EXPECT 0 ARGS loadgen --duration 1 --rate 2000 --seed 3 --compression zstd --durability on
+           --output-dir "${durable}")
+  file(GLOB documents "${durable}/_writer/*.json")
+  list(GET documents 0 document)
+  file(READ "${document}" books)
+  string(JSON books SET "${books}" deleting "[\"perf_metrics-server-gone.jsonl.zst\"]")
+  file(WRITE "${document}" "${books}")
+  run_tool(EXPECT 0 ARGS decompress "${durable}" "${SCRATCH}/durable_plain")
+  get_filename_component(name "${document}" NAME)
+  file(READ "${SCRATCH}/durable_plain/_writer/${name}" books)
+  string(JSON deleting GET "${books}" deleting 0)
+  if(NOT deleting STREQUAL "perf_metrics-server-gone.jsonl")
+    message(FATAL_ERROR "decompress left \"deleting\" naming ${deleting}")
+  endif()
+
   # A file cut short inside an append, wherever the cut falls among the writer's blocks
   # (their layout is the machine's speed's: a slow run writes appends that span blocks):
   # one torn tail, and the records decompress keeps. The cuts fall inside blocks, chosen

@@ -175,6 +175,15 @@ bool rewrite(json::object& shard, const Decoded* decoded) {
   return true;
 }
 
+// A document's "deleting" list (files retention is removing) by their plain names.
+void rename_deleting(json::object& document) {
+  json::value* deleting = document.if_contains("deleting");
+  if (!deleting || !deleting->is_array()) return;
+  for (json::value& file : deleting->as_array()) {
+    if (file.is_string() && file.as_string().ends_with(".jsonl.zst")) file = without_zst(std::string(file.as_string()));
+  }
+}
+
 bool is_compressed_shard(const json::value& shard) {
   const json::value* file = shard.is_object() ? shard.as_object().if_contains("file") : nullptr;
   return file && file->is_string() && file->as_string().ends_with(".jsonl.zst");
@@ -248,6 +257,7 @@ int run_decompress(const DecompressOptions& options, std::ostream& out, std::ost
     }
   }
   for (Document& document : documents) {
+    if (document.value.is_object()) rename_deleting(document.value.as_object());
     if (json::array* shards = document.value.is_object() ? shards_of(document.value.as_object()) : nullptr) {
       for (json::value& shard : *shards) {
         if (!is_compressed_shard(shard)) continue;
