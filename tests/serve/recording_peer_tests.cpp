@@ -23,10 +23,11 @@ struct Floor {
   jsonl_test::ScratchDirectory scratch;
   std::unique_ptr<recording::RecordingDestination> destination;
 
-  Floor() {
+  explicit Floor(bool durable_traces = false) {
     recording::RecorderOptions options;
     options.output_dir = scratch.path();
     options.server_kind = "server";
+    options.durable_traces = durable_traces;
     destination = floor_destination(options);
     BOOST_REQUIRE(destination->start());
   }
@@ -90,7 +91,7 @@ BOOST_AUTO_TEST_CASE(the_floor_writes_each_line_as_the_writers_formats_make_it) 
   BOOST_TEST(floor.responses() == line_of(trace_format, recording::TraceLine(response_line(1))));
   BOOST_TEST(jsonl_test::read_file(directory / "perf_metrics" / "perf_metrics-server-floor.jsonl") ==
              line_of(perf_format, perf_record(1)));
-  BOOST_TEST(floor.destination->accounting_line() == "floor: written 3, dropped 0");
+  BOOST_TEST(floor.destination->accounting_line() == "floor: written 3, dropped 0, synced 0 writes");
 }
 
 BOOST_AUTO_TEST_CASE(the_floor_writes_a_files_lines_a_batch_at_a_time_and_the_rest_at_close) {
@@ -118,5 +119,14 @@ BOOST_AUTO_TEST_CASE(a_line_the_floor_cannot_make_is_counted_dropped_and_the_res
   floor.destination->trace(request_line("{}"));
   floor.destination->close();
   BOOST_TEST(jsonl_test::read_lines(floor.scratch.path() / "request_trace" / "requests.jsonl").size() == 1u);
-  BOOST_TEST(floor.destination->accounting_line() == "floor: written 1, dropped 1");
+  BOOST_TEST(floor.destination->accounting_line() == "floor: written 1, dropped 1, synced 0 writes");
+}
+
+BOOST_AUTO_TEST_CASE(a_durable_floor_syncs_each_batch_of_a_durable_file_before_counting_it) {
+  Floor floor(true);
+  for (std::size_t n = 0; n < lines_a_write + 1; ++n) floor.destination->trace(response_line(static_cast<int>(n)));
+  floor.destination->perf(perf_record(1));
+  BOOST_TEST(floor.destination->accounting_line() == "floor: written 16, dropped 0, synced 1 writes");
+  floor.destination->close();
+  BOOST_TEST(floor.destination->accounting_line() == "floor: written 18, dropped 0, synced 2 writes");
 }

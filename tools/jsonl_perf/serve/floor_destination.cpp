@@ -28,7 +28,9 @@ class FloorFile {
     if (descriptor_ >= 0) ::close(descriptor_);
   }
 
-  bool open(const std::filesystem::path& path) {
+  // `durable`: each batch written is fdatasync()ed before its lines count as written.
+  bool open(const std::filesystem::path& path, bool durable) {
+    durable_ = durable;
     descriptor_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
     return descriptor_ >= 0;
   }
@@ -62,6 +64,10 @@ class FloorFile {
     const std::lock_guard lock(mutex_);
     return lost_;
   }
+  std::uint64_t syncs() const {
+    const std::lock_guard lock(mutex_);
+    return syncs_;
+  }
 
  private:
   void write_batch() {
@@ -76,6 +82,15 @@ class FloorFile {
       }
       done += static_cast<std::size_t>(wrote);
     }
+    if (durable_ && !batch_.empty()) {
+      if (::fdatasync(descriptor_) != 0) {
+        lost_ += lines_;
+        lines_ = 0;
+        batch_.clear();
+        return;
+      }
+      ++syncs_;
+    }
     written_ += lines_;
     lines_ = 0;
     batch_.clear();
@@ -83,24 +98,29 @@ class FloorFile {
 
   mutable std::mutex mutex_;
   int descriptor_ = -1;
+  bool durable_ = false;
   std::string batch_;
   std::size_t lines_ = 0;
   std::uint64_t written_ = 0;
   std::uint64_t lost_ = 0;
+  std::uint64_t syncs_ = 0;
 };
 
 class FloorDestination final : public jsonl::recording::RecordingDestination {
  public:
   explicit FloorDestination(const jsonl::recording::RecorderOptions& options)
-      : directory_(*options.output_dir), kind_(options.server_kind) {}
+      : directory_(*options.output_dir),
+        kind_(options.server_kind),
+        durable_perf_metrics_(options.durable_perf_metrics),
+        durable_traces_(options.durable_traces) {}
 
   bool start() override {
     std::error_code error;
     std::filesystem::create_directories(directory_ / "perf_metrics", error);
     std::filesystem::create_directories(directory_ / "request_trace", error);
-    return perf_.open(directory_ / "perf_metrics" / ("perf_metrics-" + kind_ + "-floor.jsonl")) &&
-           requests_.open(directory_ / "request_trace" / "requests.jsonl") &&
-           responses_.open(directory_ / "request_trace" / "responses.jsonl");
+    return perf_.open(directory_ / "perf_metrics" / ("perf_metrics-" + kind_ + "-floor.jsonl"), durable_perf_metrics_) &&
+           requests_.open(directory_ / "request_trace" / "requests.jsonl", durable_traces_) &&
+           responses_.open(directory_ / "request_trace" / "responses.jsonl", durable_traces_);
   }
 
   void close() override {
@@ -122,16 +142,21 @@ class FloorDestination final : public jsonl::recording::RecordingDestination {
   std::string accounting_line() const override {
     std::uint64_t written = 0;
     std::uint64_t lost = 0;
+    std::uint64_t syncs = 0;
     for (const FloorFile* file : {&perf_, &requests_, &responses_}) {
       written += file->written();
       lost += file->lost();
+      syncs += file->syncs();
     }
-    return "floor: written " + std::to_string(written) + ", dropped " + std::to_string(lost);
+    return "floor: written " + std::to_string(written) + ", dropped " + std::to_string(lost) + ", synced " +
+           std::to_string(syncs) + " writes";
   }
 
  private:
   std::filesystem::path directory_;
   std::string kind_;
+  bool durable_perf_metrics_;
+  bool durable_traces_;
   const jsonl::recording::TraceLineFormat trace_format_{jsonl::JsonTextOptions{}};
   const jsonl::PerfMetricsTypedFormat perf_format_;
   FloorFile perf_;

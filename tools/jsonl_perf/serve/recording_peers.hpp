@@ -28,7 +28,9 @@ std::unique_ptr<jsonl::recording::RecordingDestination> spdlog_destination(
 // books: the least work that puts the writers' bytes in files, which the writers are
 // measured against. It blocks a request on its file (it breaks RecordingDestination's
 // contract on purpose) and loses a batch a write fails: a measure, never a way to
-// record. Files as spdlog's, with "floor" for "spdlog".
+// record. Files as spdlog's, with "floor" for "spdlog"; a file the options make durable
+// (durable_traces, durable_perf_metrics) has each batch fdatasync()ed before its lines
+// count as written.
 std::unique_ptr<jsonl::recording::RecordingDestination> floor_destination(
     const jsonl::recording::RecorderOptions& options);
 inline constexpr std::size_t lines_a_write = 16;  // the bench's floors' requests a write
