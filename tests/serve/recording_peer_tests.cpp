@@ -19,11 +19,17 @@ namespace {
 using namespace jsonl_perf::serve;
 namespace recording = jsonl::recording;
 
+// A floor recording into a scratch directory, started. `response_file`, when given, is
+// linked at the responses' file's name first (a file that refuses writes, say).
 struct Floor {
   jsonl_test::ScratchDirectory scratch;
   std::unique_ptr<recording::RecordingDestination> destination;
 
-  explicit Floor(bool durable_traces = false) {
+  explicit Floor(bool durable_traces = false, const std::filesystem::path& response_file = {}) {
+    if (!response_file.empty()) {
+      std::filesystem::create_directories(scratch.path() / "request_trace");
+      std::filesystem::create_symlink(response_file, scratch.path() / "request_trace" / "responses.jsonl");
+    }
     recording::RecorderOptions options;
     options.output_dir = scratch.path();
     options.server_kind = "server";
@@ -129,4 +135,12 @@ BOOST_AUTO_TEST_CASE(a_durable_floor_syncs_each_batch_of_a_durable_file_before_c
   BOOST_TEST(floor.destination->accounting_line() == "floor: written 16, dropped 0, synced 1 writes");
   floor.destination->close();
   BOOST_TEST(floor.destination->accounting_line() == "floor: written 18, dropped 0, synced 2 writes");
+}
+
+BOOST_AUTO_TEST_CASE(a_batch_its_file_refuses_is_counted_dropped_and_the_other_files_written) {
+  Floor floor(false, "/dev/full");
+  for (std::size_t n = 0; n < lines_a_write; ++n) floor.destination->trace(response_line(static_cast<int>(n)));
+  floor.destination->trace(request_line("{}"));
+  floor.destination->close();
+  BOOST_TEST(floor.destination->accounting_line() == "floor: written 1, dropped 16, synced 0 writes");
 }

@@ -70,30 +70,29 @@ class FloorFile {
   }
 
  private:
+  // The batch's lines count as written once it is written whole (and, durable, synced);
+  // otherwise they are lost.
   void write_batch() {
+    const bool landed = write_whole() && (!durable_ || batch_.empty() || sync());
+    (landed ? written_ : lost_) += lines_;
+    lines_ = 0;
+    batch_.clear();
+  }
+
+  bool write_whole() const {
     for (std::size_t done = 0; done < batch_.size();) {
       const ssize_t wrote = ::write(descriptor_, batch_.data() + done, batch_.size() - done);
       if (wrote < 0 && errno == EINTR) continue;
-      if (wrote <= 0) {
-        lost_ += lines_;
-        lines_ = 0;
-        batch_.clear();
-        return;
-      }
+      if (wrote <= 0) return false;
       done += static_cast<std::size_t>(wrote);
     }
-    if (durable_ && !batch_.empty()) {
-      if (::fdatasync(descriptor_) != 0) {
-        lost_ += lines_;
-        lines_ = 0;
-        batch_.clear();
-        return;
-      }
-      ++syncs_;
-    }
-    written_ += lines_;
-    lines_ = 0;
-    batch_.clear();
+    return true;
+  }
+
+  bool sync() {
+    if (::fdatasync(descriptor_) != 0) return false;
+    ++syncs_;
+    return true;
   }
 
   mutable std::mutex mutex_;
