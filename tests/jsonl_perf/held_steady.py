@@ -30,6 +30,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
 from process_sampler import watch  # noqa: E402
+from serving import MODEL_WITHOUT_DELAYS, serving, start_client  # noqa: E402
 
 SANITIZED = "TSAN_OPTIONS" in os.environ or "ASAN_OPTIONS" in os.environ
 WARM_UP_S = 4.0
@@ -96,24 +97,13 @@ def loadgen(tool, scratch):
 
 
 def serve(tool, scratch, flags):
-    server = subprocess.Popen(
-        [tool, "serve", "--host", "127.0.0.1", "--port", "0", "--output-dir", scratch, "--queue-ms", "const:0",
-         "--ttft-ms", "const:0", "--itl-ms", "const:0", "--recording", "on", *flags],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        url = server.stdout.readline().strip().removeprefix("listening on ")
+    with serving(tool, scratch, [*MODEL_WITHOUT_DELAYS, "--recording", "on", *flags]) as (server, url):
         seconds = WARM_UP_S + MEASURED_S
         results = os.path.join(scratch, "client.json")
-        client = subprocess.Popen(
-            [tool, "client", "--url", url, "--max-tokens", "16", "--timeout", "10", "--rate", str(SERVE_RATE),
-             "--duration", str(seconds + 2), "--max-in-flight", str(SERVE_IN_FLIGHT), "--json-output", results],
-            stdout=subprocess.DEVNULL)
+        client = start_client(tool, url, SERVE_RATE, seconds + 2, SERVE_IN_FLIGHT, results)
         samples = watch(server.pid, seconds, SAMPLE_EVERY_S)
         client.wait(timeout=60)
         judge_client(results)
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
     if server.returncode != 0:
         sys.exit(f"the server exited {server.returncode}")
     return samples

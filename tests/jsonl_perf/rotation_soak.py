@@ -22,6 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
 sys.path.insert(0, os.path.dirname(__file__))
 from held_steady import judge, judge_client, MEASURED_S, WARM_UP_S, SAMPLE_EVERY_S, SERVE_IN_FLIGHT  # noqa: E402
 from process_sampler import sample  # noqa: E402
+from serving import MODEL_WITHOUT_DELAYS, serving, start_client  # noqa: E402
 
 ROTATE_EVERY_S = 2
 KEEP_FILES = 3
@@ -43,21 +44,13 @@ def soak(tool, scratch):
     disk at once; the server's log."""
     log_path = os.path.join(scratch, "server.log")
     perf_dir = os.path.join(scratch, "perf_metrics")
-    with open(log_path, "w") as log:
-        server = subprocess.Popen(
-            [tool, "serve", "--host", "127.0.0.1", "--port", "0", "--output-dir", scratch, "--queue-ms", "const:0",
-             "--ttft-ms", "const:0", "--itl-ms", "const:0", "--durable-perf-metrics",
-             "--perf-rotate-seconds", str(ROTATE_EVERY_S), "--perf-keep-files", str(KEEP_FILES),
-             # An hour's traces outlive this soak: it checks that retention keeps them.
-             "--trace-keep-hours", "1"],
-            stdout=subprocess.PIPE, stderr=log, text=True)
-    try:
-        url = server.stdout.readline().strip().removeprefix("listening on ")
+    with open(log_path, "w") as log, serving(tool, scratch, [
+            *MODEL_WITHOUT_DELAYS, "--durable-perf-metrics", "--perf-rotate-seconds", str(ROTATE_EVERY_S),
+            "--perf-keep-files", str(KEEP_FILES),
+            # An hour's traces outlive this soak: it checks that retention keeps them.
+            "--trace-keep-hours", "1"], stderr=log) as (server, url):
         results = os.path.join(scratch, "client.json")
-        client = subprocess.Popen(
-            [tool, "client", "--url", url, "--max-tokens", "16", "--timeout", "10", "--rate", str(RATE),
-             "--duration", str(SECONDS + 2), "--max-in-flight", str(SERVE_IN_FLIGHT), "--json-output", results],
-            stdout=subprocess.DEVNULL)
+        client = start_client(tool, url, RATE, SECONDS + 2, SERVE_IN_FLIGHT, results)
         samples, most_files, hangups = [], 0, 0
         start = time.monotonic()
         while (elapsed := time.monotonic() - start) < SECONDS:
@@ -72,9 +65,6 @@ def soak(tool, scratch):
             time.sleep(SAMPLE_EVERY_S)
         client.wait(timeout=60)
         judge_client(results)
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
     with open(log_path) as log:
         said = log.read()
     if server.returncode != 0:

@@ -7,12 +7,14 @@ families, each of its type, with its samples and labels, after one answered requ
 import json
 import os
 import shutil
-import subprocess
 import sys
 import time
 import urllib.request
 
 from prometheus_client.parser import text_string_to_metric_families
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "tools"))
+from serving import MODEL_WITHOUT_DELAYS, serving  # noqa: E402
 
 ROUTES = ["/v1/chat/completions", "/v1/completions", "/v1/responses", "/v1/messages"]
 ENDINGS = ["rejected_400", "completed", "client_disconnected", "error"]
@@ -65,18 +67,10 @@ def check(families):
 def served(tool, scratch, recording, scrape):
     """Runs serve with `--recording`, calls scrape(url); what it returned. The server must
     stop cleanly."""
-    server = subprocess.Popen(
-        [tool, "serve", "--host", "127.0.0.1", "--port", "0", "--output-dir", scratch, "--queue-ms", "const:0",
-         "--ttft-ms", "const:0", "--itl-ms", "const:0", "--recording", recording],
-        stdout=subprocess.PIPE, text=True)
-    try:
-        url = server.stdout.readline().strip().removeprefix("listening on ")
+    with serving(tool, scratch, [*MODEL_WITHOUT_DELAYS, "--recording", recording]) as (server, url):
         if not url.startswith("http://"):
             sys.exit(f"the server did not start: {url!r}")
         result = scrape(url)
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
     if server.returncode != 0:
         sys.exit(f"the server exited {server.returncode}")
     return result

@@ -28,6 +28,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from process_sampler import sample  # noqa: E402
+from serving import serving, start_client  # noqa: E402
 
 ROTATE_EVERY_S = 60
 KEEP_FILES = 5
@@ -62,18 +63,12 @@ def fit(points):
 
 
 def soak(tool, scratch, seconds, rate):
-    server = subprocess.Popen(
-        [tool, "serve", "--host", "127.0.0.1", "--port", "0", "--output-dir", scratch, "--durable-perf-metrics",
-         "--perf-rotate-seconds", str(ROTATE_EVERY_S), "--perf-keep-files", str(KEEP_FILES)],
-        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     samples = []
-    try:
-        url = server.stdout.readline().strip().removeprefix("listening on ")
+    with serving(tool, scratch, ["--durable-perf-metrics", "--perf-rotate-seconds", str(ROTATE_EVERY_S),
+                                 "--perf-keep-files", str(KEEP_FILES)],
+                 stderr=subprocess.DEVNULL, stop_timeout=120) as (server, url):
         results = os.path.join(scratch, "client.json")
-        client = subprocess.Popen(
-            [tool, "client", "--url", url, "--max-tokens", "16", "--timeout", "10", "--rate", str(rate),
-             "--duration", str(seconds + 5), "--max-in-flight", str(IN_FLIGHT), "--json-output", results],
-            stdout=subprocess.DEVNULL)
+        client = start_client(tool, url, rate, seconds + 5, IN_FLIGHT, results)
         start = time.monotonic()
         while (elapsed := time.monotonic() - start) < seconds:
             taken = sample(server.pid)
@@ -85,9 +80,6 @@ def soak(tool, scratch, seconds, rate):
         client.wait(timeout=120)
         with open(results) as file:
             outcomes = [request["outcome"] for request in json.load(file)["requests"]]
-    finally:
-        server.terminate()
-        server.wait(timeout=120)
     return samples, outcomes
 
 
