@@ -6,11 +6,13 @@
 #include <boost/json/value.hpp>
 #include <boost/test/unit_test.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <span>
 #include <string>
 #include <thread>
 
@@ -33,6 +35,16 @@ constexpr std::size_t burst_sizes[] = {1, 7, 64, 300};
 // digits longer, a vector grown once more by a round of another shape.
 constexpr std::int64_t slack_blocks = 64;
 constexpr std::int64_t slack_bytes = 64 * 1024;
+// A record's payload, and its line with its braces, keys and number.
+constexpr std::size_t payload_bytes = 200;
+constexpr std::size_t line_bytes = payload_bytes + 32;
+// Lines long enough that the texts they are serialized into, not the writer's fixed
+// buffers, are most of what it holds, in bursts of a lone line, a few, a round of
+// several batches each with lines for every file, and part of a batch.
+constexpr std::size_t long_payload = 3'000;
+constexpr std::size_t long_line = long_payload + 32;  // with its braces, keys and number
+constexpr std::size_t uneven_bursts[] = {1, 7, 200, 23};
+constexpr std::size_t uneven_records = 40 * (1 + 7 + 200 + 23);
 
 // Each record to one of `files` files by its number.
 class ByNumber : public jsonl::RecordRoute<boost::json::value> {
@@ -48,25 +60,28 @@ class ByNumber : public jsonl::RecordRoute<boost::json::value> {
 
 class RoutedWriter {
  public:
-  RoutedWriter(const std::filesystem::path& directory, jsonl::Compression compression, bool durable,
-               std::shared_ptr<jsonl::Sink> sink = nullptr)
-      : writer_(options(directory, compression, durable), std::make_shared<jsonl::JsonLineFormat>(), std::move(sink),
-                std::make_shared<ByNumber>(directory)) {
+  RoutedWriter(const std::filesystem::path& directory, jsonl::WriterOptions options,
+               std::shared_ptr<jsonl::Sink> sink = nullptr, std::size_t payload = payload_bytes)
+      : writer_(std::move(options), std::make_shared<jsonl::JsonLineFormat>(), std::move(sink),
+                std::make_shared<ByNumber>(directory)),
+        payload_(payload) {
     writer_.start();
   }
 
-  // Submits one record and waits until the drain has taken it (and handed it off).
-  void submit_one_taken() {
-    BOOST_TEST_REQUIRE(writer_.submit(record(written_++)));
+  // Submits `records` records and waits until the drain has taken them (and handed them
+  // off).
+  void submit_taken(std::size_t records) {
+    for (std::size_t i = 0; i < records; ++i) BOOST_TEST_REQUIRE(writer_.submit(record(written_++)));
     while (writer_.stats().queue_depth != 0) std::this_thread::yield();
   }
 
   bool flush() { return writer_.flush(60s); }
 
-  // Writes records numbered from `written_` up to `through` in bursts, each flushed.
-  void write_through(std::size_t through) {
+  // Writes records numbered from `written_` up to `through` in bursts of `bursts`'
+  // sizes, cycled, each flushed.
+  void write_through(std::size_t through, std::span<const std::size_t> bursts = burst_sizes) {
     for (std::size_t burst = 0; written_ < through; ++burst) {
-      const std::size_t end = std::min(through, written_ + burst_sizes[burst % std::size(burst_sizes)]);
+      const std::size_t end = std::min(through, written_ + bursts[burst % bursts.size()]);
       for (; written_ < end; ++written_) {
         BOOST_TEST_REQUIRE(writer_.submit_wait(record(written_)));
       }
@@ -82,27 +97,27 @@ class RoutedWriter {
   }
 
  private:
-  static boost::json::value record(std::size_t n) {
-    return {{"n", static_cast<std::int64_t>(n)}, {"payload", std::string(200, 'x')}};
-  }
-
-  static jsonl::WriterOptions options(const std::filesystem::path& directory, jsonl::Compression compression,
-                                      bool durable) {
-    jsonl::WriterOptions options{.output_dir = directory, .file_stem = "held", .subject = "held"};
-    options.compression = compression;
-    options.durability.enabled = durable;
-    return options;
+  boost::json::value record(std::size_t n) const {
+    return {{"n", static_cast<std::int64_t>(n)}, {"payload", std::string(payload_, 'x')}};
   }
 
   jsonl::JsonlRecordWriter<boost::json::value> writer_;
+  std::size_t payload_;
   std::size_t written_ = 0;
 };
+
+jsonl::WriterOptions options(const std::filesystem::path& directory, jsonl::Compression compression, bool durable) {
+  jsonl::WriterOptions options{.output_dir = directory, .file_stem = "held", .subject = "held"};
+  options.compression = compression;
+  options.durability.enabled = durable;
+  return options;
+}
 
 // Checks that the heap held after `many_records` is within the slack of what it was after
 // `few_records`, in the same writer.
 void holds_no_more_after_many_records(jsonl::Compression compression, bool durable) {
   const jsonl_test::ScratchDirectory directory;
-  RoutedWriter writer(directory.path(), compression, durable);
+  RoutedWriter writer(directory.path(), options(directory.path(), compression, durable));
   writer.write_through(few_records);
   const counted_heap::Held after_few = counted_heap::held();
   writer.write_through(many_records);
@@ -112,8 +127,25 @@ void holds_no_more_after_many_records(jsonl::Compression compression, bool durab
   writer.close_and_check();
 }
 
-// Rounds a durable write side takes in while one commit is held: each a lone record.
+// The heap a writer holds beyond what it held once started, after `uneven_bursts` of
+// long lines, each burst taken in one round (the drain holds records for a round,
+// compressed or not).
+std::int64_t held_after_uneven_bursts(jsonl::Compression compression) {
+  const jsonl_test::ScratchDirectory directory;
+  jsonl::WriterOptions held_rounds = options(directory.path(), compression, false);
+  held_rounds.hold_for = 500ms;
+  RoutedWriter writer(directory.path(), std::move(held_rounds), nullptr, long_payload);
+  const counted_heap::Held started = counted_heap::held();
+  writer.write_through(uneven_records, uneven_bursts);
+  const counted_heap::Held after = counted_heap::held();
+  writer.close_and_check();
+  return after.bytes - started.bytes;
+}
+
+// Rounds a durable write side takes in while one commit is held: each a lone record,
+// or compressed, each a full round, as many as its queue holds.
 constexpr std::size_t backlog_rounds = 300;
+constexpr std::size_t compressed_backlog_rounds = 3;
 
 }  // namespace
 
@@ -137,13 +169,13 @@ BOOST_AUTO_TEST_CASE(a_durable_routed_writer_holds_no_more_after_many_records) {
 BOOST_AUTO_TEST_CASE(what_a_backlog_made_is_freed_once_it_is_written) {
   const jsonl_test::ScratchDirectory directory;
   auto sink = std::make_shared<jsonl_test::HeldSink>();
-  RoutedWriter writer(directory.path(), {}, true, sink);
+  RoutedWriter writer(directory.path(), options(directory.path(), {}, true), sink);
   writer.write_through(few_records);
   const counted_heap::Held before = counted_heap::held();
   sink->hold();
-  writer.submit_one_taken();
+  writer.submit_taken(1);
   sink->await_held_append();
-  for (std::size_t round = 0; round < backlog_rounds; ++round) writer.submit_one_taken();
+  for (std::size_t round = 0; round < backlog_rounds; ++round) writer.submit_taken(1);
   sink->let_through();
   BOOST_TEST_REQUIRE(writer.flush());
   writer.write_through(few_records + backlog_rounds + 1 + 1'000);
@@ -151,6 +183,45 @@ BOOST_AUTO_TEST_CASE(what_a_backlog_made_is_freed_once_it_is_written) {
   BOOST_TEST(after.blocks <= before.blocks + slack_blocks);
   BOOST_TEST(after.bytes <= before.bytes + slack_bytes);
   writer.close_and_check();
+}
+
+// Compressed, a round's lines for a file go in one append, in a text of the round's: a
+// durable writer whose commit is held hands the write side round after round, each
+// with texts of its own. Once they come back it keeps at most a round's more than
+// before (a spare round's texts, for when the write side is a round behind), each with
+// room for up to as much again as its lines.
+BOOST_AUTO_TEST_CASE(the_round_texts_a_compressed_backlog_made_are_freed_once_it_is_written) {
+  const jsonl_test::ScratchDirectory directory;
+  auto sink = std::make_shared<jsonl_test::HeldSink>();
+  const jsonl::WriterOptions compressed = options(directory.path(), jsonl::Compression::zstd(), true);
+  const std::size_t full_round = compressed.queue_size / 4;
+  RoutedWriter writer(directory.path(), compressed, sink);
+  writer.write_through(few_records);
+  const counted_heap::Held before = counted_heap::held();
+  sink->hold();
+  writer.submit_taken(1);
+  sink->await_held_append();
+  for (std::size_t round = 0; round < compressed_backlog_rounds; ++round) writer.submit_taken(full_round);
+  sink->let_through();
+  BOOST_TEST_REQUIRE(writer.flush());
+  writer.write_through(few_records + compressed_backlog_rounds * full_round + 1 + 1'000);
+  const counted_heap::Held after = counted_heap::held();
+  const auto spare_round = static_cast<std::int64_t>(2 * full_round * line_bytes);
+  BOOST_TEST(after.bytes <= before.bytes + spare_round + slack_bytes);
+  writer.close_and_check();
+}
+
+// Compressed, a round's lines for a file go in one append, in a text of the round's.
+// The texts its batches serialize into stay sized to a batch's lines, as a plain
+// writer's do: beyond what a plain writer holds under the same rounds, a compressed one
+// holds its round texts, for the round being made and the one being written, each with
+// room for up to as much again as the fullest round's lines.
+BOOST_AUTO_TEST_CASE(a_compressed_writers_batch_texts_stay_sized_to_a_batch) {
+  const std::int64_t plain = held_after_uneven_bursts({});
+  const std::int64_t compressed = held_after_uneven_bursts(jsonl::Compression::zstd());
+  const auto fullest_round = static_cast<std::int64_t>(std::ranges::max(uneven_bursts) * long_line);
+  BOOST_TEST_MESSAGE("held beyond a started writer: plain " << plain << " bytes, compressed " << compressed);
+  BOOST_TEST(compressed <= plain + 4 * fullest_round + slack_bytes);
 }
 
 BOOST_AUTO_TEST_SUITE_END()

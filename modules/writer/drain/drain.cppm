@@ -178,11 +178,12 @@ class Drain {
     for (std::size_t i = 0; i < round_.size(); ++i) {
       SerializedBatch& batch = serialized_[i];
       in_appends += batch.count(state_->accounts, accounted);
-      for (FileAppend& append : batch.appends) add_append(job.appends, std::move(append));
+      for (FileAppend& append : batch.appends) {
+        largest_batch_text_ = std::max(largest_batch_text_, std::min(append.content_bytes(), max_text_reserve));
+        job.appends.push_back(std::move(append));
+      }
     }
-    for (const FileAppend& append : job.appends) {
-      largest_text_ = std::max(largest_text_, std::min(append.content_bytes(), max_text_reserve));
-    }
+    if (state_->options.compression.enabled()) merge_by_file(job.appends);
     // Handed off even when empty: the write side passes flush's mark in order.
     write_side_.hand_off(std::move(job));
     accounted += in_appends;
@@ -190,21 +191,62 @@ class Drain {
     state_->accounts.serialized(records, side_by_side);
   }
 
-  // Adds a batch's append to its round's. Compressed, a round's lines for one file go in
-  // one append, the piece of the file's frame it adds: a piece of few lines compresses
-  // worse than one of many, and the round's batches are only a bound on serializing.
-  void add_append(std::vector<FileAppend>& appends, FileAppend&& append) {
-    if (state_->options.compression.enabled()) {
-      const auto same_file = [&](const FileAppend& earlier) { return earlier.file == append.file; };
-      if (const auto earlier = std::ranges::find_if(appends, same_file); earlier != appends.end()) {
-        earlier->bytes += append.bytes;
-        earlier->records += append.records;
-        append.bytes.clear();
-        spare_texts_.push_back(std::move(append.bytes));
-        return;
+  // Compressed, a round's lines for one file go in one append, the piece of the file's
+  // frame it adds: a piece of few lines compresses worse than one of many, and the
+  // round's batches are only a bound on serializing. Lines of a file from several
+  // batches are copied into a round text (take_round_text), so that the texts batches
+  // serialize into stay sized to a batch's lines; those texts are spare again at once.
+  void merge_by_file(std::vector<FileAppend>& appends) {
+    std::size_t merged_files = 0;
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < appends.size(); ++i) {
+      FileAppend& append = appends[i];
+      if (append.records == 0) continue;  // merged into an earlier append of its file
+      std::size_t bytes = 0;
+      std::size_t parts = 0;
+      for (std::size_t j = i; j < appends.size(); ++j) {
+        if (appends[j].file != append.file) continue;
+        bytes += appends[j].bytes.size();
+        ++parts;
       }
+      if (parts > 1) {
+        std::string text = take_round_text(bytes);
+        for (std::size_t j = i; j < appends.size(); ++j) {
+          FileAppend& part = appends[j];
+          if (part.file != append.file) continue;
+          text += part.bytes;
+          if (j != i) append.records += std::exchange(part.records, 0);
+          part.bytes.clear();
+          spare_texts_.push_back(std::move(part.bytes));
+        }
+        append.bytes = std::move(text);
+        ++merged_files;
+      }
+      if (kept != i) appends[kept] = std::move(append);
+      ++kept;
     }
-    appends.push_back(std::move(append));
+    appends.erase(appends.begin() + static_cast<std::ptrdiff_t>(kept), appends.end());
+    most_merged_files_ = std::max(most_merged_files_, merged_files);
+  }
+
+  // A text for a file's merged lines: the round text with the least room that holds
+  // `bytes`, else the one with the most, grown to fit them (rounded up to a power of
+  // two). Round texts grow as rounds do, and only they take a round's size. A round
+  // text has more room than a batch text may grow to: prepare_buffers tells them apart
+  // by it.
+  std::string take_round_text(std::size_t bytes) {
+    if (round_texts_.empty()) round_texts_.emplace_back();
+    const auto room = [](const std::string& text) { return text.capacity(); };
+    auto chosen = round_texts_.end();
+    for (auto text = round_texts_.begin(); text != round_texts_.end(); ++text) {
+      if (room(*text) >= bytes && (chosen == round_texts_.end() || room(*text) < room(*chosen))) chosen = text;
+    }
+    if (chosen == round_texts_.end()) chosen = std::ranges::max_element(round_texts_, {}, room);
+    std::string text = std::move(*chosen);
+    round_texts_.erase(chosen);
+    const std::size_t least_room = 2 * std::bit_ceil(largest_batch_text_) + 1;
+    if (room(text) < std::max(bytes, least_room)) text.reserve(std::max(std::bit_ceil(bytes), least_room));
+    return text;
   }
 
   // Readies every batch a round may hold, not only this round's: a batch serialized for
@@ -212,19 +254,26 @@ class Drain {
   // others'. Each batch gets as many texts as it has ever taken in one run (a text per
   // chunk of each file's group), from those the write side is done with, so that in
   // steady state nothing is allocated for them. A text may serve as a chunk's one round
-  // and as a whole append's the next: every text the drain holds is grown at once to fit
-  // the longest append so far (rounded up to a power of two, up to a bound), rather than
-  // again and again as its role changes.
+  // and as a batch's whole append the next: every batch text is grown at once to fit the
+  // longest append a batch made so far (rounded up to a power of two, up to a bound),
+  // rather than again and again as its role changes; serializing may grow one to twice
+  // that at most. A text that comes back with more room held a round's merged lines
+  // (take_round_text), and returns to that role.
   //
   // Bound: beside the texts its batches hold for the next round, the drain keeps at most
-  // as many spare, for the round after it while the write side still performs one; the
-  // rest is freed. A text is at most max_text_reserve unless one line alone is longer,
-  // and the write side frees those past its own bound.
+  // as many spare, for the round after it while the write side still performs one, and
+  // round texts for twice the most files a round merged; the rest is freed, the texts
+  // with the least room first. A batch text is at most max_text_reserve unless one line
+  // alone is longer, and the write side frees those past its own bound.
   void prepare_buffers() {
     write_side_.reclaim(spare_texts_, spare_appends_);
     spare_appends_.reserve(round_batches_);
     serialized_.resize(round_batches_);
-    const std::size_t room = std::bit_ceil(largest_text_);
+    const std::size_t room = std::bit_ceil(largest_batch_text_);
+    const auto batch_sized = [room](const std::string& text) { return text.capacity() <= 2 * room; };
+    const auto held_a_round = std::ranges::partition(spare_texts_, batch_sized);
+    for (std::string& text : held_a_round) round_texts_.push_back(std::move(text));
+    spare_texts_.erase(held_a_round.begin(), held_a_round.end());
     std::size_t round_texts = 0;
     for (SerializedBatch& batch : serialized_) {
       const std::size_t wanted = std::max(chunks_per_batch(), batch.texts_wanted);
@@ -238,6 +287,11 @@ class Drain {
     }
     if (spare_texts_.size() > round_texts) spare_texts_.resize(round_texts);
     for (std::string& text : spare_texts_) text.reserve(room);
+    const std::size_t kept_round_texts = 2 * most_merged_files_;
+    if (round_texts_.size() > kept_round_texts) {
+      std::ranges::sort(round_texts_, [](const std::string& a, const std::string& b) { return a.capacity() > b.capacity(); });
+      round_texts_.resize(kept_round_texts);
+    }
   }
 
   std::size_t chunks_per_batch() const noexcept {
@@ -258,7 +312,9 @@ class Drain {
   std::vector<Records> round_;
   std::vector<SerializedBatch> serialized_;
   std::vector<std::string> spare_texts_;
-  std::size_t largest_text_ = 0;  // the longest append text so far, up to the bound
+  std::size_t largest_batch_text_ = 0;  // the longest append a batch made so far, up to the bound
+  std::vector<std::string> round_texts_;  // for merged appends (merge_by_file)
+  std::size_t most_merged_files_ = 0;     // the most files one round merged
   std::vector<FileAppend> spare_appends_;
   RoundPlanner planner_;
   std::optional<std::chrono::steady_clock::time_point> held_since_;  // records held since
