@@ -194,10 +194,9 @@ class Drain {
   // Compressed, a round's lines for one file go in one append, the piece of the file's
   // frame it adds: a piece of few lines compresses worse than one of many, and the
   // round's batches are only a bound on serializing. Lines of a file from several
-  // batches are copied into a round text (take_round_text), so that the texts batches
-  // serialize into stay sized to a batch's lines; those texts are spare again at once.
+  // batches are copied into a text of their own (take_round_text), so that the texts
+  // batches serialize into stay sized to a batch's lines; those are spare again at once.
   void merge_by_file(std::vector<FileAppend>& appends) {
-    std::size_t merged_files = 0;
     std::size_t kept = 0;
     for (std::size_t i = 0; i < appends.size(); ++i) {
       FileAppend& append = appends[i];
@@ -220,60 +219,52 @@ class Drain {
           spare_texts_.push_back(std::move(part.bytes));
         }
         append.bytes = std::move(text);
-        ++merged_files;
       }
       if (kept != i) appends[kept] = std::move(append);
       ++kept;
     }
     appends.erase(appends.begin() + static_cast<std::ptrdiff_t>(kept), appends.end());
-    most_merged_files_ = std::max(most_merged_files_, merged_files);
   }
 
-  // A text for a file's merged lines: the round text with the least room that holds
+  // A text for a file's merged lines: the spare text with the least room that holds
   // `bytes`, else the one with the most, grown to fit them (rounded up to a power of
-  // two). Round texts grow as rounds do, and only they take a round's size. A round
-  // text has more room than a batch text may grow to: prepare_buffers tells them apart
-  // by it.
+  // two). Only these texts take a round's size; batches take the spare texts with the
+  // least room (prepare_buffers), so that those grown for merges stay for merges.
   std::string take_round_text(std::size_t bytes) {
-    if (round_texts_.empty()) round_texts_.emplace_back();
+    if (spare_texts_.empty()) spare_texts_.emplace_back();
     const auto room = [](const std::string& text) { return text.capacity(); };
-    auto chosen = round_texts_.end();
-    for (auto text = round_texts_.begin(); text != round_texts_.end(); ++text) {
-      if (room(*text) >= bytes && (chosen == round_texts_.end() || room(*text) < room(*chosen))) chosen = text;
+    auto chosen = spare_texts_.end();
+    for (auto text = spare_texts_.begin(); text != spare_texts_.end(); ++text) {
+      if (room(*text) >= bytes && (chosen == spare_texts_.end() || room(*text) < room(*chosen))) chosen = text;
     }
-    if (chosen == round_texts_.end()) chosen = std::ranges::max_element(round_texts_, {}, room);
+    if (chosen == spare_texts_.end()) chosen = std::ranges::max_element(spare_texts_, {}, room);
     std::string text = std::move(*chosen);
-    round_texts_.erase(chosen);
-    const std::size_t least_room = 2 * std::bit_ceil(largest_batch_text_) + 1;
-    if (room(text) < std::max(bytes, least_room)) text.reserve(std::max(std::bit_ceil(bytes), least_room));
+    spare_texts_.erase(chosen);
+    if (room(text) < bytes) text.reserve(std::bit_ceil(bytes));
     return text;
   }
 
   // Readies every batch a round may hold, not only this round's: a batch serialized for
   // the first time, when the load first fills a round, finds its buffers as large as the
   // others'. Each batch gets as many texts as it has ever taken in one run (a text per
-  // chunk of each file's group), from those the write side is done with, so that in
-  // steady state nothing is allocated for them. A text may serve as a chunk's one round
-  // and as a batch's whole append the next: every batch text is grown at once to fit the
-  // longest append a batch made so far (rounded up to a power of two, up to a bound),
-  // rather than again and again as its role changes; serializing may grow one to twice
-  // that at most. A text that comes back with more room held a round's merged lines
-  // (take_round_text), and returns to that role.
+  // chunk of each file's group), from those the write side is done with, the ones with
+  // the least room first, so that in steady state nothing is allocated for them. A text
+  // may serve as a chunk's one round and as a batch's whole append the next: every text
+  // the drain holds is grown at once to fit the longest append a batch made so far
+  // (rounded up to a power of two, up to a bound), rather than again and again as its
+  // role changes.
   //
   // Bound: beside the texts its batches hold for the next round, the drain keeps at most
-  // as many spare, for the round after it while the write side still performs one, and
-  // round texts for twice the most files a round merged; the rest is freed, the texts
-  // with the least room first. A batch text is at most max_text_reserve unless one line
-  // alone is longer, and the write side frees those past its own bound.
+  // as many spare, for the round after it while the write side still performs one (and
+  // for merges); the rest is freed, the texts with the least room first. A text is at
+  // most max_text_reserve unless one line alone or a merged round is longer, and the
+  // write side frees those past its own bound.
   void prepare_buffers() {
     write_side_.reclaim(spare_texts_, spare_appends_);
     spare_appends_.reserve(round_batches_);
     serialized_.resize(round_batches_);
     const std::size_t room = std::bit_ceil(largest_batch_text_);
-    const auto batch_sized = [room](const std::string& text) { return text.capacity() <= 2 * room; };
-    const auto held_a_round = std::ranges::partition(spare_texts_, batch_sized);
-    for (std::string& text : held_a_round) round_texts_.push_back(std::move(text));
-    spare_texts_.erase(held_a_round.begin(), held_a_round.end());
+    std::ranges::sort(spare_texts_, [](const std::string& a, const std::string& b) { return a.capacity() > b.capacity(); });
     std::size_t round_texts = 0;
     for (SerializedBatch& batch : serialized_) {
       const std::size_t wanted = std::max(chunks_per_batch(), batch.texts_wanted);
@@ -287,11 +278,6 @@ class Drain {
     }
     if (spare_texts_.size() > round_texts) spare_texts_.resize(round_texts);
     for (std::string& text : spare_texts_) text.reserve(room);
-    const std::size_t kept_round_texts = 2 * most_merged_files_;
-    if (round_texts_.size() > kept_round_texts) {
-      std::ranges::sort(round_texts_, [](const std::string& a, const std::string& b) { return a.capacity() > b.capacity(); });
-      round_texts_.resize(kept_round_texts);
-    }
   }
 
   std::size_t chunks_per_batch() const noexcept {
@@ -313,8 +299,6 @@ class Drain {
   std::vector<SerializedBatch> serialized_;
   std::vector<std::string> spare_texts_;
   std::size_t largest_batch_text_ = 0;  // the longest append a batch made so far, up to the bound
-  std::vector<std::string> round_texts_;  // for merged appends (merge_by_file)
-  std::size_t most_merged_files_ = 0;     // the most files one round merged
   std::vector<FileAppend> spare_appends_;
   RoundPlanner planner_;
   std::optional<std::chrono::steady_clock::time_point> held_since_;  // records held since
