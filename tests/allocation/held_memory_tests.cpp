@@ -185,12 +185,12 @@ BOOST_AUTO_TEST_CASE(what_a_backlog_made_is_freed_once_it_is_written) {
   writer.close_and_check();
 }
 
-// Compressed, a round's lines for a file go in one append, in a text of the round's: a
-// durable writer whose commit is held hands the write side round after round, each
-// with texts of its own. Once they come back it keeps at most a round's more than
-// before (a spare round's texts, for when the write side is a round behind), each with
+// Compressed, a round's lines for a file are copied into one text, one append: a durable
+// writer whose commit is held hands the write side round after round, each with such
+// texts. Once they come back it keeps at most a round's more than before (the spare
+// texts it keeps for when the write side is a round behind, the largest), each with
 // room for up to as much again as its lines.
-BOOST_AUTO_TEST_CASE(the_round_texts_a_compressed_backlog_made_are_freed_once_it_is_written) {
+BOOST_AUTO_TEST_CASE(the_texts_a_compressed_backlog_merged_into_are_freed_once_it_is_written) {
   const jsonl_test::ScratchDirectory directory;
   auto sink = std::make_shared<jsonl_test::HeldSink>();
   const jsonl::WriterOptions compressed = options(directory.path(), jsonl::Compression::zstd(), true);
@@ -211,11 +211,11 @@ BOOST_AUTO_TEST_CASE(the_round_texts_a_compressed_backlog_made_are_freed_once_it
   writer.close_and_check();
 }
 
-// Compressed, a round's lines for a file go in one append, in a text of the round's.
-// The texts its batches serialize into stay sized to a batch's lines, as a plain
-// writer's do: beyond what a plain writer holds under the same rounds, a compressed one
-// holds its round texts, for the round being made and the one being written, each with
-// room for up to as much again as the fullest round's lines.
+// Compressed, a round's lines for a file are copied into one text, one append. The
+// texts its batches serialize into stay sized to a batch's lines, as a plain writer's
+// do: beyond what a plain writer holds under the same rounds, a compressed one holds
+// the texts it merged into, for the round being made and the one being written, each
+// with room for up to as much again as the fullest round's lines.
 BOOST_AUTO_TEST_CASE(a_compressed_writers_batch_texts_stay_sized_to_a_batch) {
   const std::int64_t plain = held_after_uneven_bursts({});
   const std::int64_t compressed = held_after_uneven_bursts(jsonl::Compression::zstd());
