@@ -211,6 +211,10 @@ BOOST_AUTO_TEST_CASE(the_texts_a_compressed_backlog_merged_into_are_freed_once_i
   writer.close_and_check();
 }
 
+// Under a sanitizer the heap counted is malloc's too, and a compressed writer's zstd
+// streams size their workspaces with malloc: the case below compares a compressed writer
+// with a plain one, so it is built only where the C++ heap alone is counted.
+#ifndef JSONL_SANITIZER_OWNS_ALLOCATION
 // Compressed, a round's lines for a file are copied into one text, one append. The
 // texts its batches serialize into stay sized to a batch's lines, as a plain writer's
 // do: beyond what a plain writer holds under the same rounds, a compressed one holds
@@ -223,5 +227,6 @@ BOOST_AUTO_TEST_CASE(a_compressed_writers_batch_texts_stay_sized_to_a_batch) {
   BOOST_TEST_MESSAGE("held beyond a started writer: plain " << plain << " bytes, compressed " << compressed);
   BOOST_TEST(compressed <= plain + 4 * fullest_round + slack_bytes);
 }
+#endif
 
 BOOST_AUTO_TEST_SUITE_END()
