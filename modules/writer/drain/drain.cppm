@@ -247,24 +247,26 @@ class Drain {
   // Readies every batch a round may hold, not only this round's: a batch serialized for
   // the first time, when the load first fills a round, finds its buffers as large as the
   // others'. Each batch gets as many texts as it has ever taken in one run (a text per
-  // chunk of each file's group), from those the write side is done with, the ones with
-  // the least room first, so that in steady state nothing is allocated for them. A text
-  // may serve as a chunk's one round and as a batch's whole append the next: every text
-  // the drain holds is grown at once to fit the longest append a batch made so far
-  // (rounded up to a power of two, up to a bound), rather than again and again as its
-  // role changes.
+  // chunk of each file's group), from those the write side is done with (compressed, the
+  // ones with the least room first, as merges take those with the most), so that in
+  // steady state nothing is allocated for them. A text may serve as a chunk's one round
+  // and as a batch's whole append the next: every text the drain holds is grown at once
+  // to fit the longest append a batch made so far (rounded up to a power of two, up to a
+  // bound), rather than again and again as its role changes.
   //
   // Bound: beside the texts its batches hold for the next round, the drain keeps at most
   // as many spare, for the round after it while the write side still performs one (and
-  // for merges); the rest is freed, the texts with the least room first. A text is at
-  // most max_text_reserve unless one line alone or a merged round is longer, and the
-  // write side frees those past its own bound.
+  // for merges); the rest is freed (compressed, the texts with the least room first). A
+  // text is at most max_text_reserve unless one line alone or a merged round is longer,
+  // and the write side frees those past its own bound.
   void prepare_buffers() {
     write_side_.reclaim(spare_texts_, spare_appends_);
     spare_appends_.reserve(round_batches_);
     serialized_.resize(round_batches_);
     const std::size_t room = std::bit_ceil(largest_batch_text_);
-    std::ranges::sort(spare_texts_, [](const std::string& a, const std::string& b) { return a.capacity() > b.capacity(); });
+    if (state_->options.compression.enabled()) {
+      std::ranges::sort(spare_texts_, [](const std::string& a, const std::string& b) { return a.capacity() > b.capacity(); });
+    }
     std::size_t round_texts = 0;
     for (SerializedBatch& batch : serialized_) {
       const std::size_t wanted = std::max(chunks_per_batch(), batch.texts_wanted);
