@@ -194,7 +194,7 @@ class Drain {
   // Compressed, a round's lines for one file go in one append, the piece of the file's
   // frame it adds: a piece of few lines compresses worse than one of many, and the
   // round's batches are only a bound on serializing. Lines of a file from several
-  // batches are copied into a text of their own (take_round_text), so that the texts
+  // batches are copied into a text of their own (take_merge_text), so that the texts
   // batches serialize into stay sized to a batch's lines; those are spare again at once.
   void merge_by_file(std::vector<FileAppend>& appends) {
     std::size_t kept = 0;
@@ -209,7 +209,7 @@ class Drain {
         ++parts;
       }
       if (parts > 1) {
-        std::string text = take_round_text(bytes);
+        std::string text = take_merge_text(bytes);
         for (std::size_t j = i; j < appends.size(); ++j) {
           FileAppend& part = appends[j];
           if (part.file != append.file) continue;
@@ -230,7 +230,7 @@ class Drain {
   // `bytes`, else the one with the most, grown to fit them (rounded up to a power of
   // two). Only these texts take a round's size; batches take the spare texts with the
   // least room (prepare_buffers), so that those grown for merges stay for merges.
-  std::string take_round_text(std::size_t bytes) {
+  std::string take_merge_text(std::size_t bytes) {
     if (spare_texts_.empty()) spare_texts_.emplace_back();
     const auto room = [](const std::string& text) { return text.capacity(); };
     auto chosen = spare_texts_.end();
