@@ -17,6 +17,21 @@ def sample(pid):
     return int(fields["RssAnon"].split()[0]), descriptors, int(fields["Threads"])
 
 
+def sockets(pid):
+    """How many of `pid`'s open descriptors are sockets, or None once it is gone."""
+    try:
+        descriptors = os.listdir(f"/proc/{pid}/fd")
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    count = 0
+    for fd in descriptors:
+        try:
+            count += os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")
+        except FileNotFoundError:
+            pass  # closed since it was listed
+    return count
+
+
 def watch(pid, seconds, every):
     """Samples of `pid` every `every` seconds for `seconds`, or until it ends: each
     (seconds since the first, anonymous resident KiB, descriptors, threads)."""
