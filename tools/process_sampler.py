@@ -17,19 +17,22 @@ def sample(pid):
     return int(fields["RssAnon"].split()[0]), descriptors, int(fields["Threads"])
 
 
-def sockets(pid):
-    """How many of `pid`'s open descriptors are sockets, or None once it is gone."""
+def sockets_and_others(pid):
+    """(sockets, other descriptors) among `pid`'s open descriptors, from one listing, or
+    None once it is gone."""
     try:
         descriptors = os.listdir(f"/proc/{pid}/fd")
     except (FileNotFoundError, ProcessLookupError):
         return None
-    count = 0
+    sockets = others = 0
     for fd in descriptors:
         try:
-            count += os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")
+            is_socket = os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:")
         except FileNotFoundError:
-            pass  # closed since it was listed
-    return count
+            continue  # closed since it was listed
+        sockets += is_socket
+        others += not is_socket
+    return sockets, others
 
 
 def watch(pid, seconds, every):

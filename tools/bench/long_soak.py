@@ -29,7 +29,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from process_sampler import sample, sockets  # noqa: E402
+from process_sampler import sample, sockets_and_others  # noqa: E402
 from serving import serving, start_client  # noqa: E402
 
 ROTATE_EVERY_S = 60
@@ -74,10 +74,11 @@ def soak(tool, scratch, seconds, rate):
         start = time.monotonic()
         while (elapsed := time.monotonic() - start) < seconds:
             taken = sample(server.pid)
-            if taken is None:
+            kinds = sockets_and_others(server.pid)
+            if taken is None or kinds is None:
                 sys.exit("long_soak: the server ended early")
             samples.append((elapsed, *taken, disk_bytes(os.path.join(scratch, "perf_metrics")),
-                            disk_bytes(os.path.join(scratch, "request_trace")), sockets(server.pid) or 0))
+                            disk_bytes(os.path.join(scratch, "request_trace")), *kinds))
             time.sleep(SAMPLE_EVERY_S)
         client.wait(timeout=120)
         with open(results) as file:
@@ -97,7 +98,7 @@ def main():
     samples, outcomes = soak(args.tool, args.scratch, args.minutes * 60, args.rate)
     with open(os.path.join(args.scratch, "samples.json"), "w") as file:
         json.dump({"columns": ["seconds", "anon_kib", "descriptors", "threads", "perf_metrics_bytes",
-                               "request_trace_bytes", "sockets"], "samples": samples}, file)
+                               "request_trace_bytes", "sockets", "other_descriptors"], "samples": samples}, file)
     warm = [s for s in samples if s[0] >= WARM_UP_S]
     hours = [(s[0] / 3600, s) for s in warm]
     print(f"long_soak_minutes: {args.minutes:g} min")
@@ -108,7 +109,7 @@ def main():
     # Sockets are the client's connections, which it opens as more requests are open at
     # once than ever before and keeps: a high water that rises through the soak, judged
     # against its bound. A leak of the server's own shows in the other descriptors.
-    descriptors, _ = fit([(h, s[2] - s[6]) for h, s in hours])
+    descriptors, _ = fit([(h, s[7]) for h, s in hours])
     most_sockets = max(s[6] for s in samples)
     threads, _ = fit([(h, s[3]) for h, s in hours])
     traces, _ = fit([(h, s[5] / 2**20) for h, s in hours])
